@@ -1,0 +1,29 @@
+# Build habits shared by every target: ccache, warnings, sanitizers.
+
+find_program(KUBE_CCACHE ccache)
+if(KUBE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${KUBE_CCACHE})
+endif()
+
+# Applied to the project's own targets only (kube_target_defaults), never to
+# consumers through the exported interface.
+add_library(kube_build_flags INTERFACE)
+target_compile_options(kube_build_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+  -Wunused -Woverloaded-virtual -Wimplicit-fallthrough)
+if(KUBE_WERROR)
+  target_compile_options(kube_build_flags INTERFACE -Werror)
+endif()
+
+if(KUBE_SANITIZE)
+  if(NOT KUBE_SANITIZE MATCHES "^(address,undefined|undefined,address|address|undefined|thread)$")
+    message(FATAL_ERROR "KUBE_SANITIZE='${KUBE_SANITIZE}': use 'address,undefined' or 'thread'")
+  endif()
+  # Sanitizers must cover every TU, including the separately compiled Asio.
+  add_compile_options(-fsanitize=${KUBE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${KUBE_SANITIZE})
+endif()
+
+function(kube_target_defaults target)
+  target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:kube_build_flags>)
+endfunction()

@@ -1,0 +1,3 @@
+// The one translation unit that compiles Boost.Asio
+// (BOOST_ASIO_SEPARATE_COMPILATION is set on kube::asio's interface).
+#include <boost/asio/impl/src.hpp>

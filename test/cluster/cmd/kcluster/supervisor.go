@@ -1,0 +1,573 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// state is what the supervisor records in DIR/state.json for the other
+// commands (and for killing leftovers after a crash).
+type state struct {
+	SupervisorPid int    `json:"supervisorPid"`
+	EtcdPid       int    `json:"etcdPid"`
+	APIServerPid  int    `json:"apiserverPid"`
+	ControlSocket string `json:"controlSocket"`
+	Server        string `json:"server"`
+	EtcdURL       string `json:"etcdURL"`
+}
+
+func readState(dir string) (*state, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	var st state
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s/state.json: %w", dir, err)
+	}
+	return &st, nil
+}
+
+type supervisor struct {
+	dir, binDir string
+	timeout     time.Duration
+	pki         *pkiFiles
+
+	etcdPort, etcdPeerPort, apiPort int
+
+	mu        sync.Mutex
+	st        state
+	etcd, api *exec.Cmd
+	apiDone   chan struct{}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func supervise(dir, binDir string, watchPid int, timeout time.Duration) int {
+	log.SetFlags(log.Ltime | log.Lmicroseconds)
+	s := &supervisor{dir: dir, binDir: binDir, timeout: timeout, pki: newPKIFiles(filepath.Join(dir, "pki"))}
+	s.st.SupervisorPid = os.Getpid()
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	if err := s.start(); err != nil {
+		log.Printf("start failed: %v", err)
+		s.teardown()
+		return 1
+	}
+
+	stop := make(chan string, 1)
+	ln, err := s.listenControl(stop)
+	if err != nil {
+		log.Printf("control socket: %v", err)
+		s.teardown()
+		return 1
+	}
+	defer ln.Close()
+	if err := s.writeState(); err != nil {
+		log.Printf("state: %v", err)
+		s.teardown()
+		return 1
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		log.Printf("ready: %v", err)
+	}
+	log.Printf("cluster ready at %s", s.st.Server)
+
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case sig := <-sigs:
+			log.Printf("received %v", sig)
+			s.teardown()
+			return 0
+		case why := <-stop:
+			log.Printf("stopping: %s", why)
+			s.teardown()
+			return 0
+		case <-tick.C:
+			if watchPid > 0 && !alive(watchPid) {
+				log.Printf("watched process %d is gone", watchPid)
+				s.teardown()
+				return 0
+			}
+		}
+	}
+}
+
+func (s *supervisor) start() error {
+	if err := s.pki.generate(); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	var err error
+	for _, p := range []*int{&s.etcdPort, &s.etcdPeerPort, &s.apiPort} {
+		if *p, err = freePort(); err != nil {
+			return err
+		}
+	}
+	s.st.EtcdURL = fmt.Sprintf("http://127.0.0.1:%d", s.etcdPort)
+	s.st.Server = fmt.Sprintf("https://127.0.0.1:%d", s.apiPort)
+	if err := s.startEtcd(); err != nil {
+		return err
+	}
+	if err := s.startAPIServer(); err != nil {
+		return err
+	}
+	if err := s.grantNamespaceReader(); err != nil {
+		return err
+	}
+	if err := s.writeKubeconfigs(); err != nil {
+		return err
+	}
+	return s.writeEnv()
+}
+
+// spawn starts a child that is killed if the supervisor dies, whatever the
+// reason (PR_SET_PDEATHSIG). Output goes to DIR/logs/NAME.log.
+func (s *supervisor) spawn(name string, args ...string) (*exec.Cmd, error) {
+	logf, err := os.OpenFile(filepath.Join(s.dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(s.binDir, name), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	logf.Close()
+	log.Printf("started %s (pid %d)", name, cmd.Process.Pid)
+	return cmd, nil
+}
+
+func (s *supervisor) startEtcd() error {
+	peer := fmt.Sprintf("http://127.0.0.1:%d", s.etcdPeerPort)
+	cmd, err := s.spawn("etcd",
+		"--name=default",
+		"--data-dir="+filepath.Join(s.dir, "etcd-data"),
+		"--listen-client-urls="+s.st.EtcdURL,
+		"--advertise-client-urls="+s.st.EtcdURL,
+		"--listen-peer-urls="+peer,
+		"--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=default="+peer,
+		"--unsafe-no-fsync=true",
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn")
+	if err != nil {
+		return err
+	}
+	s.etcd = cmd
+	s.st.EtcdPid = cmd.Process.Pid
+	go func() { _ = cmd.Wait(); log.Printf("etcd exited: %v", cmd.ProcessState) }()
+	return s.waitFor("etcd /health", func() error {
+		resp, err := http.Get(s.st.EtcdURL + "/health")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"health":"true"`)) {
+			return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+		}
+		return nil
+	}, func() bool { return cmd.ProcessState != nil })
+}
+
+func (s *supervisor) apiServerArgs() []string {
+	p := s.pki
+	issuer := "https://kubernetes.default.svc.cluster.local"
+	return []string{
+		"--etcd-servers=" + s.st.EtcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", s.apiPort),
+		"--tls-cert-file=" + p.ServingCert,
+		"--tls-private-key-file=" + p.ServingKey,
+		"--client-ca-file=" + p.ClientCA,
+		"--token-auth-file=" + p.TokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=" + issuer,
+		"--api-audiences=" + issuer,
+		"--service-account-key-file=" + p.SAPub,
+		"--service-account-signing-key-file=" + p.SAKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		// The "kubernetes" Service would point at a loopback address, which
+		// Endpoints validation rejects; nothing here needs it.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir=" + filepath.Join(s.dir, "apiserver-certs"),
+		"--profiling=false",
+		"--v=1",
+	}
+}
+
+func (s *supervisor) startAPIServer() error {
+	cmd, err := s.spawn("kube-apiserver", s.apiServerArgs()...)
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.api, s.apiDone = cmd, done
+	s.st.APIServerPid = cmd.Process.Pid
+	s.mu.Unlock()
+	go func() { _ = cmd.Wait(); log.Printf("kube-apiserver exited: %v", cmd.ProcessState); close(done) }()
+	exited := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	client, err := s.adminHTTPClient()
+	if err != nil {
+		return err
+	}
+	get := func(path string) error {
+		resp, err := client.Get(s.st.Server + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(body)))
+		}
+		return nil
+	}
+	if err := s.waitFor("kube-apiserver /readyz", func() error { return get("/readyz") }, exited); err != nil {
+		return err
+	}
+	return s.waitFor("namespace default", func() error { return get("/api/v1/namespaces/default") }, exited)
+}
+
+// grantNamespaceReader lets the unprivileged user list namespaces (and
+// nothing else beyond what RBAC gives every authenticated user), so each
+// identity can be checked against the same read.
+func (s *supervisor) grantNamespaceReader() error {
+	client, err := s.adminHTTPClient()
+	if err != nil {
+		return err
+	}
+	objects := []struct{ path, body string }{
+		{"/apis/rbac.authorization.k8s.io/v1/clusterroles", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole",
+"metadata":{"name":"kube-test:namespace-reader"},
+"rules":[{"apiGroups":[""],"resources":["namespaces"],"verbs":["get","list","watch"]}]}`},
+		{"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding",
+"metadata":{"name":"kube-test:namespace-reader"},
+"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"kube-test:namespace-reader"},
+"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"alice"}]}`},
+	}
+	for _, o := range objects {
+		resp, err := client.Post(s.st.Server+o.path, "application/json", strings.NewReader(o.body))
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if resp.StatusCode != 201 {
+			return fmt.Errorf("POST %s: %d %s", o.path, resp.StatusCode, body)
+		}
+	}
+	return nil
+}
+
+func (s *supervisor) stopAPIServer() {
+	s.mu.Lock()
+	cmd, done := s.api, s.apiDone
+	s.api = nil
+	s.st.APIServerPid = 0
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	terminate(cmd.Process, done, 15*time.Second)
+}
+
+// terminate sends SIGTERM, then SIGKILL if the process has not exited in time.
+func terminate(p *os.Process, done <-chan struct{}, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-done
+	}
+}
+
+func (s *supervisor) teardown() {
+	s.stopAPIServer()
+	if s.etcd != nil && s.etcd.Process != nil && s.etcd.ProcessState == nil {
+		_ = s.etcd.Process.Signal(syscall.SIGTERM)
+		for i := 0; i < 100 && alive(s.etcd.Process.Pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = s.etcd.Process.Kill()
+	}
+	for _, f := range []string{"ready", "state.json", "etcd-data"} {
+		_ = os.RemoveAll(filepath.Join(s.dir, f))
+	}
+	if s.st.ControlSocket != "" {
+		_ = os.Remove(s.st.ControlSocket)
+	}
+	log.Printf("torn down")
+}
+
+func (s *supervisor) waitFor(what string, probe func() error, exited func() bool) error {
+	deadline := time.Now().Add(s.timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		if exited() {
+			return fmt.Errorf("%s: process exited; see %s", what, filepath.Join(s.dir, "logs"))
+		}
+		if last = probe(); last == nil {
+			log.Printf("%s ok", what)
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: not ready after %v: %v", what, s.timeout, last)
+}
+
+func (s *supervisor) adminHTTPClient() (*http.Client, error) {
+	caPEM, err := os.ReadFile(s.pki.ServingCA)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair(s.pki.AdminCert, s.pki.AdminKey)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{
+		Timeout: 5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+// writeKubeconfigs writes one kubeconfig per identity. Credentials are
+// referenced by absolute path (client certificates) or inlined (tokens).
+func (s *supervisor) writeKubeconfigs() error {
+	dir := filepath.Join(s.dir, "kubeconfig")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	user := map[string]string{
+		"admin-cert":  fmt.Sprintf("    client-certificate: %s\n    client-key: %s\n", s.pki.AdminCert, s.pki.AdminKey),
+		"admin-token": fmt.Sprintf("    token: %s\n", s.pki.AdminToken),
+		"user-token":  fmt.Sprintf("    token: %s\n", s.pki.UserToken),
+	}
+	for name, creds := range user {
+		cfg := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: kube-test
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: %s
+  user:
+%scontexts:
+- name: %s
+  context:
+    cluster: kube-test
+    user: %s
+    namespace: default
+current-context: %s
+`, s.st.Server, s.pki.ServingCA, name, creds, name, name, name)
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(cfg), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *supervisor) writeEnv() error {
+	self, _ := os.Executable()
+	kc := func(n string) string { return filepath.Join(s.dir, "kubeconfig", n+".yaml") }
+	lines := []string{
+		"KUBE_TEST_CLUSTER_DIR=" + s.dir,
+		"KUBE_TEST_SERVER=" + s.st.Server,
+		"KUBE_TEST_CA=" + s.pki.ServingCA,
+		"KUBE_TEST_WRONG_CA=" + s.pki.WrongCA,
+		"KUBE_TEST_ADMIN_CERT=" + s.pki.AdminCert,
+		"KUBE_TEST_ADMIN_KEY=" + s.pki.AdminKey,
+		"KUBE_TEST_KUBECONFIG_ADMIN=" + kc("admin-cert"),
+		"KUBE_TEST_KUBECONFIG_ADMIN_TOKEN=" + kc("admin-token"),
+		"KUBE_TEST_KUBECONFIG_USER=" + kc("user-token"),
+		"KUBE_TEST_KCLUSTER=" + self,
+		"KUBE_TEST_ETCD_URL=" + s.st.EtcdURL,
+	}
+	return os.WriteFile(filepath.Join(s.dir, "cluster.env"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+func (s *supervisor) writeState() error {
+	s.mu.Lock()
+	data, err := json.MarshalIndent(s.st, "", "  ")
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.dir, "state.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.dir, "state.json"))
+}
+
+// listenControl serves one-line commands on a unix socket. Socket paths are
+// limited to ~108 bytes, so long state directories get one in the temp dir.
+func (s *supervisor) listenControl(stop chan<- string) (net.Listener, error) {
+	path := filepath.Join(s.dir, "control.sock")
+	if len(path) > 100 {
+		sum := sha256.Sum256([]byte(s.dir))
+		path = filepath.Join(os.TempDir(), "kcluster-"+hex.EncodeToString(sum[:8])+".sock")
+	}
+	_ = os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	s.st.ControlSocket = path
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// Commands run one at a time: a restart never overlaps a compaction.
+			s.serve(conn, stop)
+		}
+	}()
+	return ln, nil
+}
+
+func (s *supervisor) serve(conn net.Conn, stop chan<- string) {
+	defer conn.Close()
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return
+	}
+	cmd := strings.TrimSpace(line)
+	log.Printf("control: %s", cmd)
+	reply := func(err error, ok string) {
+		if err != nil {
+			log.Printf("control: %s failed: %v", cmd, err)
+			fmt.Fprintf(conn, "error %v\n", err)
+			return
+		}
+		fmt.Fprintf(conn, "ok %s\n", ok)
+	}
+	switch cmd {
+	case "stop":
+		fmt.Fprintln(conn, "ok stopping")
+		stop <- "stop requested"
+	case "stop-apiserver":
+		s.stopAPIServer()
+		reply(s.writeState(), "apiserver stopped")
+	case "start-apiserver":
+		err := s.ensureAPIServer()
+		if err == nil {
+			err = s.writeState()
+		}
+		reply(err, "apiserver started")
+	case "restart-apiserver":
+		s.stopAPIServer()
+		err := s.ensureAPIServer()
+		if err == nil {
+			err = s.writeState()
+		}
+		reply(err, "apiserver restarted")
+	case "compact":
+		rev, err := s.compact()
+		reply(err, fmt.Sprintf("compacted to revision %d", rev))
+	case "status":
+		s.mu.Lock()
+		data, _ := json.Marshal(s.st)
+		s.mu.Unlock()
+		reply(nil, string(data))
+	default:
+		reply(fmt.Errorf("unknown command %q", cmd), "")
+	}
+}
+
+func (s *supervisor) ensureAPIServer() error {
+	s.mu.Lock()
+	running := s.api != nil
+	s.mu.Unlock()
+	if running {
+		return nil
+	}
+	return s.startAPIServer()
+}
+
+// compact compacts etcd's keyspace up to its current revision through etcd's
+// JSON gateway, so that watches resuming from an older resourceVersion get
+// 410 Gone.
+func (s *supervisor) compact() (int64, error) {
+	post := func(path string, body any, out any) error {
+		data, _ := json.Marshal(body)
+		resp, err := http.Post(s.st.EtcdURL+path, "application/json", bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("etcd %s: %d %s", path, resp.StatusCode, raw)
+		}
+		return json.Unmarshal(raw, out)
+	}
+	var rng struct {
+		Header struct {
+			Revision json.Number `json:"revision"`
+		} `json:"header"`
+	}
+	key := base64.StdEncoding.EncodeToString([]byte("/"))
+	if err := post("/v3/kv/range", map[string]any{"key": key, "limit": 1, "keys_only": true}, &rng); err != nil {
+		return 0, err
+	}
+	rev, err := rng.Header.Revision.Int64()
+	if err != nil {
+		return 0, fmt.Errorf("etcd revision %q: %w", rng.Header.Revision, err)
+	}
+	var out map[string]any
+	if err := post("/v3/kv/compaction", map[string]any{"revision": rev, "physical": true}, &out); err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
