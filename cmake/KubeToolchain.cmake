@@ -9,7 +9,7 @@ endif()
 # consumers through the exported interface.
 add_library(kube_build_flags INTERFACE)
 target_compile_options(kube_build_flags INTERFACE
-  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+  -Wall -Wextra -Wpedantic -Wshadow -Wcast-align
   -Wunused -Woverloaded-virtual -Wimplicit-fallthrough)
 if(KUBE_WERROR)
   target_compile_options(kube_build_flags INTERFACE -Werror)

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <optional>
+#include <string>
+
+namespace kube {
+
+/// What went wrong beyond the error code, kept in two parts (as Boost.MySQL
+/// does): our message, and the server's Status object when there is one.
+///
+/// Messages never contain credentials: tokens, keys and passwords are not
+/// formatted into them anywhere in the SDK.
+///
+/// Thread safety: a plain value; distinct objects may be used concurrently.
+class diagnostics {
+public:
+  diagnostics() = default;
+
+  /// The client's explanation (names the file, field or object at fault).
+  [[nodiscard]] const std::string& client_message() const noexcept { return client_message_; }
+
+  /// The server's metav1.Status, if the failure was an API answer.
+  [[nodiscard]] const std::optional<boost::json::object>& server_status() const noexcept { return server_status_; }
+
+  /// Status.message, or empty.
+  [[nodiscard]] std::string server_message() const;
+
+  void set_client_message(std::string m) { client_message_ = std::move(m); }
+  void set_server_status(boost::json::object s) { server_status_ = std::move(s); }
+  void clear() noexcept {
+    client_message_.clear();
+    server_status_.reset();
+  }
+
+private:
+  std::string client_message_;
+  std::optional<boost::json::object> server_status_;
+};
+
+} // namespace kube

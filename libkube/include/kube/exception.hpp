@@ -1,0 +1,24 @@
+#pragma once
+
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+
+#include <boost/system/system_error.hpp>
+
+namespace kube {
+
+/// The exception the SDK throws (with use_awaitable, and from synchronous
+/// loaders such as kubeconfig). Carries the error code and the diagnostics;
+/// what() joins the code's message with the client and server messages.
+class error : public boost::system::system_error {
+public:
+  error(error_code ec, diagnostics diag);
+  error(error_code ec, std::string client_message);
+
+  [[nodiscard]] const diagnostics& diag() const noexcept { return diag_; }
+
+private:
+  diagnostics diag_;
+};
+
+} // namespace kube
