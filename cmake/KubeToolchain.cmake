@@ -10,7 +10,10 @@ endif()
 add_library(kube_build_flags INTERFACE)
 target_compile_options(kube_build_flags INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wcast-align
-  -Wunused -Woverloaded-virtual -Wimplicit-fallthrough)
+  -Wunused -Woverloaded-virtual -Wimplicit-fallthrough
+  # g++ 12 reports a false positive on every Asio awaitable frame (its custom
+  # operator new/delete pair inlined into coroutine bodies).
+  $<$<CXX_COMPILER_ID:GNU>:-Wno-mismatched-new-delete>)
 if(KUBE_WERROR)
   target_compile_options(kube_build_flags INTERFACE -Werror)
 endif()

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <kube/detail/initiate.hpp>
+#include <kube/detail/transport_settings.hpp>
+#include <kube/error.hpp>
+#include <kube/request.hpp>
+#include <kube/response.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <memory>
+
+namespace kube {
+
+namespace detail {
+class client_impl;
+void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler);
+} // namespace detail
+
+/// A connection to one apiserver: TLS, authentication, a keep-alive pool for
+/// unary requests, the client-side rate limiter (token bucket, QPS/burst),
+/// and retries (429/5xx with Retry-After, connection reset on GET).
+///
+/// Async operations are Asio initiating functions. The completion signature
+/// is `void(kube::error_code, T)`; they accept any completion token
+/// (`asio::use_awaitable`, `asio::deferred`, callbacks, `asio::use_future`).
+/// The default token, `kube::use_awaitable`, makes `co_await` throw
+/// `kube::error`, which carries the server's Status as diagnostics.
+///
+/// Cancellation: every operation supports per-operation cancellation
+/// (terminal, partial and total): bind a cancellation slot to the token
+/// (e.g. `asio::bind_cancellation_slot`, or awaitable operators `||`). A
+/// cancelled operation completes with `asio::error::operation_aborted` and
+/// its connection is discarded.
+///
+/// Executors: internal work runs on a strand of the client's executor; the
+/// final handler runs on the token's associated executor.
+///
+/// Thread safety: a client may be shared by coroutines on any threads;
+/// copies share one connection pool and one rate limiter.
+///
+/// Errors: kube.api codes for non-2xx answers (response.diag holds the
+/// Status), kube.client codes for client-side failures, Asio/system codes
+/// for network failures. Messages never contain credentials.
+class client {
+public:
+  using executor_type = boost::asio::any_io_executor;
+
+  client(executor_type ex, detail::transport_settings settings);
+
+  [[nodiscard]] executor_type get_executor() const noexcept;
+
+  /// Sends one request and reads the whole response.
+  /// Completion: void(error_code, kube::response).
+  template <class CompletionToken = use_awaitable_t>
+  auto async_request(request req, CompletionToken&& token = {}) {
+    return detail::initiate<response>(
+        [impl = impl_, req = std::move(req)](detail::completion<response> h) mutable {
+          detail::start_request(impl, std::move(req), std::move(h));
+        },
+        std::forward<CompletionToken>(token));
+  }
+
+  /// The internal state shared by copies (used by watch streams and typed APIs).
+  [[nodiscard]] const std::shared_ptr<detail::client_impl>& impl() const noexcept { return impl_; }
+
+private:
+  std::shared_ptr<detail::client_impl> impl_;
+};
+
+} // namespace kube

@@ -1,0 +1,90 @@
+#pragma once
+
+// Internal: turns a non-template starter into an Asio initiating function.
+//
+// Operations are implemented in compiled sources against
+// completion<T> = any_completion_handler<void(error_code, diagnostics, T)>.
+// initiate<T>() adapts that to the public signature void(error_code, T) for
+// any token, and to void(exception_ptr, T) for kube::use_awaitable so that
+// co_await throws kube::error with the diagnostics.
+
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+#include <kube/exception.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associated_allocator.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <exception>
+#include <type_traits>
+#include <utility>
+
+namespace kube {
+
+/// Completion token: like asio::use_awaitable, but a failure is thrown as
+/// kube::error carrying the server's Status and the client's message.
+struct use_awaitable_t {};
+inline constexpr use_awaitable_t use_awaitable{};
+
+namespace detail {
+
+template <class T>
+using completion = boost::asio::any_completion_handler<void(error_code, diagnostics, T)>;
+
+// Forwards the wrapped handler's associated executor, cancellation slot and
+// allocator, so wrapping changes nothing but the arguments.
+template <class Handler>
+struct handler_wrapper {
+  Handler handler;
+
+  using executor_type = boost::asio::associated_executor_t<Handler>;
+  executor_type get_executor() const noexcept { return boost::asio::get_associated_executor(handler); }
+  using cancellation_slot_type = boost::asio::associated_cancellation_slot_t<Handler>;
+  cancellation_slot_type get_cancellation_slot() const noexcept {
+    return boost::asio::get_associated_cancellation_slot(handler);
+  }
+  using allocator_type = boost::asio::associated_allocator_t<Handler>;
+  allocator_type get_allocator() const noexcept { return boost::asio::get_associated_allocator(handler); }
+};
+
+template <class Handler>
+struct drop_diagnostics : handler_wrapper<Handler> {
+  template <class T>
+  void operator()(error_code ec, diagnostics, T value) {
+    std::move(this->handler)(ec, std::move(value));
+  }
+};
+
+template <class Handler>
+struct throw_diagnostics : handler_wrapper<Handler> {
+  template <class T>
+  void operator()(error_code ec, diagnostics diag, T value) {
+    std::exception_ptr e;
+    if (ec) e = std::make_exception_ptr(kube::error(ec, std::move(diag)));
+    std::move(this->handler)(e, std::move(value));
+  }
+};
+
+template <class T, class Start, class Token>
+auto initiate(Start start, Token&& token) {
+  if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(std::exception_ptr, T)>(
+        [start = std::move(start)](auto handler) mutable {
+          start(completion<T>(throw_diagnostics<decltype(handler)>{{std::move(handler)}}));
+        },
+        boost::asio::use_awaitable);
+  } else {
+    return boost::asio::async_initiate<Token, void(error_code, T)>(
+        [start = std::move(start)](auto handler) mutable {
+          start(completion<T>(drop_diagnostics<decltype(handler)>{{std::move(handler)}}));
+        },
+        token);
+  }
+}
+
+} // namespace detail
+} // namespace kube

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every test of the project on this machine, from a clean clone:
+#   1. installs missing Debian packages (scripts/install-deps.sh),
+#   2. builds everything with AddressSanitizer + UBSan and warnings as errors,
+#      including the real test cluster (kube-apiserver + etcd from Go modules,
+#      cached across runs),
+#   3. runs ctest: unit tests, integration tests against the real cluster,
+#      samples, the install/find_package check,
+#   4. rebuilds with ThreadSanitizer and runs the tests labelled `tsan`.
+# Environment: KUBE_BUILD_DIR (default ./build), KUBE_JOBS (default nproc),
+# KUBE_SKIP_TSAN=1 to skip step 4 during local iteration.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${KUBE_BUILD_DIR:-$root/build}
+jobs=${KUBE_JOBS:-$(nproc)}
+export GOTOOLCHAIN=local
+
+"$root/scripts/install-deps.sh"
+
+stamp() { echo "== $(date +%H:%M:%S) $*"; }
+configure() { # DIR SANITIZERS
+  cmake -S "$root" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-g -O1 -D_GLIBCXX_ASSERTIONS" \
+    -DKUBE_WERROR=ON -DKUBE_SANITIZE="$2" -DKUBE_BUILD_TESTS=ON -DKUBE_BUILD_SAMPLES=ON
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+stamp "configure + build (address,undefined)"
+configure "$build/asan" "address,undefined"
+cmake --build "$build/asan" -j "$jobs"
+stamp "ctest (address,undefined)"
+(cd "$build/asan" && ctest --output-on-failure --no-tests=error -j "$jobs")
+
+if [[ ${KUBE_SKIP_TSAN:-0} != 1 ]]; then
+  stamp "configure + build (thread)"
+  configure "$build/tsan" "thread"
+  cmake --build "$build/tsan" -j "$jobs"
+  stamp "ctest -L tsan (thread)"
+  (cd "$build/tsan" && ctest --output-on-failure --no-tests=error -j "$jobs" -L tsan)
+fi
+stamp "all tests passed"

@@ -1,0 +1,416 @@
+// kube::client against the real test cluster: TLS and each authentication
+// mode, errors with the server's Status, cancellation, completion tokens,
+// and no credential in any log line or error text.
+#include "support/cluster_env.hpp"
+
+#include <kube/client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace asio = boost::asio;
+using kube::detail::transport_settings;
+
+namespace {
+
+// Every line the SDK logs during a test, to check that no secret leaks.
+struct captured_log {
+  std::mutex m;
+  std::string text;
+};
+captured_log& log_capture() {
+  static captured_log c;
+  return c;
+}
+
+transport_settings base_settings() {
+  auto env = kube_test::cluster_env();
+  transport_settings s;
+  s.server = env.at("KUBE_TEST_SERVER");
+  s.ca_pem = kube_test::read_file(env.at("KUBE_TEST_CA"));
+  s.ca_file = env.at("KUBE_TEST_CA");
+  s.qps = 0;  // these tests are not about throttling
+  s.log.level = kube::log_level::trace;
+  s.log.sink = [](kube::log_level, std::string_view line) {
+    std::lock_guard lk(log_capture().m);
+    log_capture().text.append(line).push_back('\n');
+  };
+  return s;
+}
+
+transport_settings admin_cert_settings() {
+  auto s = base_settings();
+  auto env = kube_test::cluster_env();
+  s.client_cert_pem = kube_test::read_file(env.at("KUBE_TEST_ADMIN_CERT"));
+  s.client_key_pem = kube_test::read_file(env.at("KUBE_TEST_ADMIN_KEY"));
+  return s;
+}
+
+transport_settings token_settings(const std::string& who) {
+  auto s = base_settings();
+  s.token = kube_test::cluster_token(who);
+  return s;
+}
+
+// Runs one request to completion on a fresh io_context (no exceptions).
+std::pair<kube::error_code, kube::response> run(transport_settings s, kube::request r) {
+  asio::io_context io;
+  kube::client c(io.get_executor(), std::move(s));
+  kube::error_code ec;
+  kube::response res;
+  c.async_request(std::move(r), [&](kube::error_code e, kube::response x) {
+    ec = e;
+    res = std::move(x);
+  });
+  io.run();
+  return {ec, std::move(res)};
+}
+
+std::string unique_name(const std::string& prefix) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return prefix + "-" + std::to_string(rng() % 1000000000);
+}
+
+kube::request get_version() { return kube::request{}.raw_path("/version"); }
+
+void create_namespace(const std::string& ns) {
+  auto [ec, res] = run(admin_cert_settings(),
+                       kube::request{}.method(kube::http_method::post).resource("namespaces").body(
+                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})"));
+  REQUIRE_FALSE(ec);
+  REQUIRE(res.status == 201);
+}
+
+} // namespace
+
+TEST_CASE("client reads /version over verified TLS with a client certificate", "[client]") {
+  auto [ec, res] = run(admin_cert_settings(), get_version());
+  REQUIRE_FALSE(ec);
+  CHECK(res.status == 200);
+  const auto doc = boost::json::parse(res.body).as_object();
+  CHECK(doc.at("gitVersion").as_string().starts_with("v1."));
+}
+
+TEST_CASE("client authenticates with a bearer token and basic resource paths work", "[client][auth]") {
+  auto [ec, res] = run(token_settings("admin"), kube::request{}.resource("namespaces").name("kube-system"));
+  REQUIRE_FALSE(ec);
+  CHECK(boost::json::parse(res.body).at("metadata").at("name") == "kube-system");
+}
+
+TEST_CASE("the unprivileged user is refused with 403 and the server's message", "[client][auth]") {
+  auto [ec, res] = run(token_settings("alice"), kube::request{}.namespace_("default").resource("secrets"));
+  CHECK(ec == kube::api_errc::forbidden);
+  CHECK(res.status == 403);
+  REQUIRE(res.diag.server_status().has_value());
+  CHECK(res.diag.server_message().find("User \"alice\" cannot list resource \"secrets\"") != std::string::npos);
+  CHECK(res.diag.client_message() == "GET v1 secrets default: HTTP 403");
+}
+
+TEST_CASE("a missing object is not_found and a duplicate create is already_exists", "[client][errors]") {
+  const auto ns = unique_name("client-errors");
+  create_namespace(ns);
+  auto [ec, res] = run(admin_cert_settings(), kube::request{}.namespace_(ns).resource("configmaps").name("absent"));
+  CHECK(ec == kube::api_errc::not_found);
+  CHECK(res.diag.server_message() == "configmaps \"absent\" not found");
+
+  const std::string cm = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"b"}})";
+  auto create = kube::request{}.method(kube::http_method::post).namespace_(ns).resource("configmaps").body(cm);
+  auto [ec1, res1] = run(admin_cert_settings(), create);
+  REQUIRE_FALSE(ec1);
+  CHECK(res1.status == 201);
+  auto [ec2, res2] = run(admin_cert_settings(), create);
+  CHECK(ec2 == kube::api_errc::already_exists);
+  CHECK(res2.status == 409);
+}
+
+TEST_CASE("a CA that did not sign the server fails the handshake with a TLS error", "[client][tls]") {
+  auto s = admin_cert_settings();
+  auto env = kube_test::cluster_env();
+  s.ca_pem = kube_test::read_file(env.at("KUBE_TEST_WRONG_CA"));
+  auto [ec, res] = run(s, get_version());
+  CHECK(ec == kube::client_errc::tls_error);
+  CHECK(res.diag.client_message().find("certificate verify failed") != std::string::npos);
+}
+
+TEST_CASE("tls-server-name that the certificate does not carry is rejected", "[client][tls]") {
+  auto s = admin_cert_settings();
+  s.tls_server_name = "not-the-apiserver.example";
+  auto [ec, res] = run(s, get_version());
+  CHECK(ec == kube::client_errc::tls_error);
+  // ...and one it does carry is accepted although we dial 127.0.0.1.
+  s.tls_server_name = "kubernetes.default.svc";
+  auto [ec2, res2] = run(s, get_version());
+  CHECK_FALSE(ec2);
+}
+
+TEST_CASE("a malformed client key is reported naming the field, not its content", "[client][tls]") {
+  auto s = admin_cert_settings();
+  s.client_key_pem = "-----BEGIN EC PRIVATE KEY-----\nnot-a-key-SECRETMATERIAL\n-----END EC PRIVATE KEY-----\n";
+  s.client_key_file = "/tmp/bad.key";
+  try {
+    asio::io_context io;
+    kube::client c(io.get_executor(), s);
+    FAIL("constructing a client with a bad key must throw");
+  } catch (const kube::error& e) {
+    CHECK(e.code() == kube::client_errc::tls_error);
+    const std::string what = e.what();
+    CHECK(what.find("client-key /tmp/bad.key") != std::string::npos);
+    CHECK(what.find("SECRETMATERIAL") == std::string::npos);
+  }
+}
+
+TEST_CASE("co_await with kube::use_awaitable throws kube::error carrying the Status", "[client][tokens]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  bool caught = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto ok = co_await c.async_request(get_version());
+        CHECK(ok.status == 200);
+        try {
+          co_await c.async_request(kube::request{}.namespace_("default").resource("configmaps").name("nope-nope"));
+        } catch (const kube::error& e) {
+          caught = true;
+          CHECK(e.code() == kube::api_errc::not_found);
+          CHECK(e.diag().server_message() == "configmaps \"nope-nope\" not found");
+        }
+      },
+      asio::detached);
+  io.run();
+  CHECK(caught);
+}
+
+TEST_CASE("asio::deferred, use_future and as_tuple(use_awaitable) tokens work", "[client][tokens]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  unsigned deferred_status = 0;
+  c.async_request(get_version(), asio::deferred)([&](kube::error_code ec, kube::response r) {
+    CHECK_FALSE(ec);
+    deferred_status = r.status;
+  });
+  kube::error_code tuple_ec;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto [ec, r] = co_await c.async_request(kube::request{}.namespace_("default").resource("configmaps").name("x-absent"),
+                                                asio::as_tuple(asio::use_awaitable));
+        tuple_ec = ec;
+        CHECK(r.status == 404);
+      },
+      asio::detached);
+  io.run();
+  CHECK(deferred_status == 200);
+  CHECK(tuple_ec == kube::api_errc::not_found);
+
+  // use_future: the io_context runs on another thread.
+  asio::io_context io2;
+  auto guard = asio::make_work_guard(io2);
+  std::thread t([&] { io2.run(); });
+  kube::client c2(io2.get_executor(), admin_cert_settings());
+  auto fut = c2.async_request(get_version(), asio::use_future);
+  CHECK(fut.get().status == 200);
+  guard.reset();
+  t.join();
+}
+
+TEST_CASE("a request is cancelled through its cancellation slot", "[client][cancel]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  asio::cancellation_signal sig;
+  kube::error_code ec;
+  bool done = false;
+  // A watch held open by the server for 60 s, read as a unary request: only
+  // cancellation can end it early.
+  c.async_request(kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
+                      "timeoutSeconds", "60"),
+                  asio::bind_cancellation_slot(sig.slot(), [&](kube::error_code e, kube::response) {
+                    ec = e;
+                    done = true;
+                  }));
+  asio::steady_timer timer(io, std::chrono::milliseconds(300));
+  timer.async_wait([&](auto) { sig.emit(asio::cancellation_type::terminal); });
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  CHECK(done);
+  CHECK(ec == asio::error::operation_aborted);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+}
+
+TEST_CASE("keep-alive connections are reused for sequential requests", "[client][pool]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  int ok = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 20; ++i) {
+          auto r = co_await c.async_request(get_version());
+          ok += r.status == 200;
+        }
+      },
+      asio::detached);
+  io.run();
+  CHECK(ok == 20);
+}
+
+TEST_CASE("a token file is re-read after a 401 so a rotated token is used", "[client][auth]") {
+  const auto path = std::filesystem::temp_directory_path() / unique_name("kube-token");
+  { std::ofstream(path) << "not-a-valid-token\n"; }
+  auto s = base_settings();
+  s.token_file = path.string();
+
+  asio::io_context io;
+  kube::client c(io.get_executor(), s);
+  kube::error_code first, second;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto [e1, r1] = co_await c.async_request(get_version(), asio::as_tuple(asio::use_awaitable));
+        first = e1;
+        // Rotate the file on disk while the client lives.
+        { std::ofstream(path) << kube_test::cluster_token("admin") << "\n"; }
+        auto [e2, r2] = co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
+        second = e2;
+      },
+      asio::detached);
+  io.run();
+  std::filesystem::remove(path);
+  CHECK(first == kube::api_errc::unauthorized);
+  CHECK_FALSE(second);
+}
+
+TEST_CASE("an exec plugin's token is cached and the plugin re-run after a 401", "[client][auth][exec]") {
+  const auto dir = std::filesystem::temp_directory_path() / unique_name("kube-exec");
+  std::filesystem::create_directories(dir);
+  const auto script = dir / "plugin.sh";
+  const auto count = dir / "count";
+  const auto token = dir / "token";
+  { std::ofstream(token) << "stale-token"; }
+  {
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "echo run >> " << count << "\n"
+                          << "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) echo 'no exec info' >&2; exit 3;; esac\n"
+                          << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                          << "\"status\":{\"token\":\"%s\"}}' \"$(cat " << token << ")\"\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto s = base_settings();
+  s.has_exec = true;
+  s.exec.api_version = "client.authentication.k8s.io/v1";
+  s.exec.command = script.string();
+
+  asio::io_context io;
+  kube::client c(io.get_executor(), s);
+  std::vector<kube::error_code> results;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto [e1, r1] = co_await c.async_request(get_version(), asio::as_tuple(asio::use_awaitable));
+        results.push_back(e1);  // stale token: 401 after one re-run (2 runs)
+        { std::ofstream(token) << kube_test::cluster_token("admin"); }
+        for (int i = 0; i < 3; ++i) {
+          auto [e, r] = co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
+          results.push_back(e);
+        }
+      },
+      asio::detached);
+  io.run();
+  const auto runs = kube_test::read_file(count.string());
+  std::filesystem::remove_all(dir);
+  REQUIRE(results.size() == 4);
+  CHECK(results[0] == kube::api_errc::unauthorized);
+  // After the 401 of request 1 the cache was dropped: request 2 runs the
+  // plugin (valid token), requests 3 and 4 use the cached credential.
+  CHECK_FALSE(results[1]);
+  CHECK_FALSE(results[2]);
+  CHECK_FALSE(results[3]);
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 3);
+}
+
+TEST_CASE("a failing exec plugin reports its exit status and stderr", "[client][auth][exec]") {
+  auto s = base_settings();
+  s.has_exec = true;
+  s.exec.api_version = "client.authentication.k8s.io/v1beta1";
+  s.exec.command = "/bin/sh";
+  s.exec.args = {"-c", "echo 'login required: run corp-login' >&2; exit 7"};
+  auto [ec, res] = run(s, get_version());
+  CHECK(ec == kube::client_errc::exec_plugin_failed);
+  CHECK(res.diag.client_message().find("exited with status 7") != std::string::npos);
+  CHECK(res.diag.client_message().find("login required: run corp-login") != std::string::npos);
+}
+
+TEST_CASE("an exec plugin that hangs is killed after its timeout", "[client][auth][exec]") {
+  auto s = base_settings();
+  s.has_exec = true;
+  s.exec.api_version = "client.authentication.k8s.io/v1";
+  s.exec.command = "/bin/sleep";
+  s.exec.args = {"30"};
+  s.exec.timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  auto [ec, res] = run(s, get_version());
+  CHECK(ec == kube::client_errc::exec_plugin_failed);
+  CHECK(res.diag.client_message().find("timed out") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
+TEST_CASE("impersonation headers act as the impersonated user", "[client][auth]") {
+  auto s = admin_cert_settings();
+  s.impersonate_user = "alice";
+  auto [ec, res] = run(s, kube::request{}.namespace_("default").resource("secrets"));
+  CHECK(ec == kube::api_errc::forbidden);
+  CHECK(res.diag.server_message().find("User \"alice\"") != std::string::npos);
+}
+
+TEST_CASE("no token or key appears in any log line or error message", "[client][secrets]") {
+  // Run the failure paths once more with trace logging, then grep.
+  const auto admin = kube_test::cluster_token("admin");
+  const auto alice = kube_test::cluster_token("alice");
+  std::string errors;
+  auto s = token_settings("alice");
+  auto [ec, res] = run(s, kube::request{}.namespace_("default").resource("secrets"));
+  errors += res.diag.client_message() + res.diag.server_message() + ec.message();
+  auto s2 = base_settings();
+  s2.token = admin + "x";  // invalid, 401
+  auto [ec2, res2] = run(s2, get_version());
+  CHECK(ec2 == kube::api_errc::unauthorized);
+  errors += res2.diag.client_message() + res2.diag.server_message() + ec2.message();
+  // A rotating token file that is wrong: the 401 refresh path logs.
+  const auto path = std::filesystem::temp_directory_path() / unique_name("kube-token");
+  { std::ofstream(path) << admin << "-wrong\n"; }
+  auto s3 = base_settings();
+  s3.token_file = path.string();
+  auto [ec3, res3] = run(s3, get_version());
+  std::filesystem::remove(path);
+  CHECK(ec3 == kube::api_errc::unauthorized);
+  errors += res3.diag.client_message() + res3.diag.server_message() + ec3.message();
+  const auto key = kube_test::read_file(kube_test::cluster_env().at("KUBE_TEST_ADMIN_KEY"));
+  std::string logs;
+  {
+    std::lock_guard lk(log_capture().m);
+    logs = log_capture().text;
+  }
+  CHECK(logs.find("401, refreshing credentials") != std::string::npos);  // the logger did see this flow
+  for (const auto* hay : {&errors, &logs}) {
+    CHECK(hay->find(admin) == std::string::npos);
+    CHECK(hay->find(alice) == std::string::npos);
+    CHECK(hay->find("PRIVATE KEY") == std::string::npos);
+    CHECK(hay->find(key.substr(40, 40)) == std::string::npos);
+  }
+}
