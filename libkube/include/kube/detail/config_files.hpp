@@ -1,0 +1,48 @@
+#pragma once
+
+// Internal helpers of kubeconfig / client_config loading: file reads with
+// messages that name the file and field, Go-compatible path joining and
+// base64. Not part of the public API.
+
+#include <kube/error.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kube::detail {
+
+/// Throws kube::error{code, message}.
+[[noreturn]] void throw_config_error(client_errc code, std::string message);
+
+/// Reads a whole file. On failure throws file_error with
+/// "<context>: <path>: <strerror>" (context names the kubeconfig and field,
+/// e.g. "/h/.kube/config: users[name=dev].user.client-key"; may be empty).
+[[nodiscard]] std::string read_config_file(const std::string& path, std::string_view context);
+
+/// Like read_config_file, but a missing file (ENOENT/ENOTDIR) yields nullopt.
+[[nodiscard]] std::optional<std::string> read_config_file_if_exists(const std::string& path,
+                                                                    std::string_view context);
+
+/// True when the path names an existing non-directory file.
+[[nodiscard]] bool regular_file_exists(const std::string& path);
+
+/// Go's filepath.Clean: lexical, "." for an empty result.
+[[nodiscard]] std::string clean_path(std::string_view path);
+/// Go's filepath.Join of two elements (cleaned; empty elements ignored).
+[[nodiscard]] std::string join_path(std::string_view base, std::string_view rel);
+/// Go's filepath.Dir.
+[[nodiscard]] std::string dir_path(std::string_view path);
+/// Go's filepath.Abs: joined with the current directory when relative.
+[[nodiscard]] std::string absolute_path(std::string_view path);
+
+/// Go's base64.StdEncoding decoding: padding required, '\r' and '\n' skipped.
+/// On bad input returns nullopt and sets bad_offset to the byte offset Go
+/// would report.
+[[nodiscard]] std::optional<std::string> base64_decode(std::string_view in, std::size_t& bad_offset);
+[[nodiscard]] std::string base64_encode(std::string_view in);
+
+/// The environment variable's value, or nullopt when unset.
+[[nodiscard]] std::optional<std::string> get_env(const char* name);
+
+} // namespace kube::detail
