@@ -1,0 +1,223 @@
+// Workqueue benchmark: the same workloads as test/bench/go/cmd/workqueue (client-go).
+//
+//   kube-bench-workqueue <workload> [n]
+//
+// Prints one line:
+//   RESULT impl=kube workload=<w> n=<n> ns_per_op=<x> cpu_s=<y> maxrss_kb=<z>
+// ns_per_op is wall time of the measured section divided by n; cpu_s and
+// maxrss_kb cover the whole process (getrusage). Keys are built before timing.
+#include <kube/workqueue/rate_limited_queue.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace wq = kube::workqueue;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+std::vector<std::string> make_keys(std::size_t n) {
+  std::vector<std::string> keys;
+  keys.reserve(n);
+  char buf[64];
+  for (std::size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "default/object-%07zu", i);
+    keys.emplace_back(buf);
+  }
+  return keys;
+}
+
+// A worker: get, (optionally hold across a suspension), done; counts items.
+template <class Queue>
+asio::awaitable<void> worker(Queue& q, std::size_t& processed, bool hold) {
+  for (;;) {
+    auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+    if (ec) co_return;
+    if (hold) co_await asio::post(q.get_executor(), asio::deferred);
+    q.done(key);
+    ++processed;
+  }
+}
+
+// add/get/done of n distinct keys. The producer is a coroutine on the same
+// executor (or, with producer_thread, a separate std::thread).
+double distinct(std::size_t n, int workers, bool producer_thread) {
+  auto keys = make_keys(n);
+  asio::io_context io(1);
+  wq::queue<std::string> q(io.get_executor());
+  std::size_t processed = 0;
+  const auto start = steady::now();
+  steady::time_point end;
+  for (int w = 0; w < workers; ++w) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            q.done(key);
+            if (++processed == n) {
+              end = steady::now();
+              q.shutdown();
+            }
+          }
+        },
+        asio::detached);
+  }
+  std::thread producer;
+  if (producer_thread) {
+    producer = std::thread([&] {
+      for (auto& k : keys) q.add(k);
+    });
+  } else {
+    asio::post(io, [&] {
+      for (auto& k : keys) q.add(k);
+    });
+  }
+  io.run();
+  if (producer.joinable()) producer.join();
+  if (processed != n) throw std::runtime_error("distinct: processed " + std::to_string(processed));
+  return std::chrono::duration<double, std::nano>(end - start).count();
+}
+
+// n adds drawn from 1000 hot keys while 2 workers process (each holds its
+// item across a suspension, so adds land on items being processed).
+double dedup_hot(std::size_t n) {
+  auto hot = make_keys(1000);
+  std::mt19937 rng(42);
+  std::vector<std::uint32_t> pick(n);
+  for (auto& p : pick) p = rng() % hot.size();
+  asio::io_context io(1);
+  wq::queue<std::string> q(io.get_executor());
+  std::size_t processed = 0;
+  for (int w = 0; w < 2; ++w) asio::co_spawn(io, worker(q, processed, true), asio::detached);
+  const auto start = steady::now();
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (std::size_t i = 0; i < n; ++i) {
+          q.add(hot[pick[i]]);
+          if (i % 64 == 63) co_await asio::post(io, asio::deferred);  // let the workers run
+        }
+        co_await q.async_shutdown_with_drain(asio::deferred);
+      },
+      asio::detached);
+  io.run();
+  const auto end = steady::now();
+  if (processed == 0 || processed > n) throw std::runtime_error("dedup_hot: processed " + std::to_string(processed));
+  return std::chrono::duration<double, std::nano>(end - start).count();
+}
+
+// n add_after of distinct keys with random delays in [0, 10ms); 1 worker
+// takes them all.
+double add_after_random(std::size_t n) {
+  auto keys = make_keys(n);
+  std::mt19937 rng(42);
+  std::vector<std::chrono::nanoseconds> delays(n);
+  for (auto& d : delays) d = std::chrono::nanoseconds(rng() % 10'000'000);
+  asio::io_context io(1);
+  wq::delaying_queue<std::string> q(io.get_executor());
+  std::size_t processed = 0;
+  steady::time_point end;
+  const auto start = steady::now();
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+          if (ec) co_return;
+          q.done(key);
+          if (++processed == n) {
+            end = steady::now();
+            q.shutdown();
+          }
+        }
+      },
+      asio::detached);
+  asio::post(io, [&] {
+    for (std::size_t i = 0; i < n; ++i) q.add_after(keys[i], delays[i]);
+  });
+  io.run();
+  if (processed != n) throw std::runtime_error("add_after_random: processed " + std::to_string(processed));
+  return std::chrono::duration<double, std::nano>(end - start).count();
+}
+
+// n add_rate_limited calls over 10k keys with the default controller limiter.
+// Delays grow far beyond the run, so this measures the calls themselves.
+double rate_limited(std::size_t n) {
+  auto keys = make_keys(10'000);
+  asio::io_context io(1);
+  wq::rate_limited_queue<std::string> q(io.get_executor());
+  double ns = 0;
+  asio::post(io, [&] {
+    const auto start = steady::now();
+    for (std::size_t i = 0; i < n; ++i) q.add_rate_limited(keys[i % keys.size()]);
+    ns = std::chrono::duration<double, std::nano>(steady::now() - start).count();
+    if (q.num_requeues(keys[0]) != static_cast<int>((n + keys.size() - 1) / keys.size())) {
+      throw std::runtime_error("rate_limited: wrong requeue count");
+    }
+    q.shutdown();
+  });
+  io.run();
+  return ns;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: %s distinct_1w|distinct_2w|distinct_1w_xthread|dedup_hot|add_after_random|rate_limited [n]\n",
+                 argv[0]);
+    return 2;
+  }
+  const std::string_view w = argv[1];
+  const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1'000'000;
+  double ns = 0;
+  try {
+    if (w == "distinct_1w") {
+      ns = distinct(n, 1, false);
+    } else if (w == "distinct_2w") {
+      ns = distinct(n, 2, false);
+    } else if (w == "distinct_1w_xthread") {
+      ns = distinct(n, 1, true);
+    } else if (w == "dedup_hot") {
+      ns = dedup_hot(n);
+    } else if (w == "add_after_random") {
+      ns = add_after_random(n);
+    } else if (w == "rate_limited") {
+      ns = rate_limited(n);
+    } else {
+      std::fprintf(stderr, "unknown workload %.*s\n", int(w.size()), w.data());
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench failed: %s\n", e.what());
+    return 1;
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  std::printf("RESULT impl=kube workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n", int(w.size()),
+              w.data(), n, ns / double(n), cpu, ru.ru_maxrss);
+  return 0;
+}

@@ -1,0 +1,187 @@
+// delaying_queue<T>: add_after with a manual clock; one real-timer check.
+#include "test_support.hpp"
+
+#include <kube/workqueue/delaying_queue.hpp>
+#include <kube/workqueue/detail/delay_heap.hpp>
+#include <kube/workqueue/manual_clock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace wq = kube::workqueue;
+using namespace std::chrono_literals;
+using wq_test::settle;
+
+namespace {
+
+// Takes everything that is ready now, in order, marking each done.
+std::vector<std::string> drain_ready(asio::io_context& io, wq::delaying_queue<std::string>& q) {
+  settle(io);
+  std::vector<std::string> out;
+  while (q.len() > 0) {
+    std::string item;
+    q.async_get([&](wq::error_code ec, std::string s) {
+      REQUIRE_FALSE(ec);
+      item = std::move(s);
+    });
+    settle(io);
+    q.done(item);
+    out.push_back(item);
+  }
+  return out;
+}
+
+using strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("delay_heap: earliest first, ties in insertion order, earlier time wins", "[workqueue][delay]") {
+  wq::manual_clock clk;
+  const auto t0 = clk.now();
+  wq::detail::delay_heap<std::string> h;
+  CHECK(h.push("late", t0 + 30ms));
+  CHECK(h.push("tie1", t0 + 10ms));
+  CHECK(h.push("tie2", t0 + 10ms));
+  CHECK(h.push("late", t0 + 5ms));        // moves earlier
+  CHECK_FALSE(h.push("tie1", t0 + 20ms));  // later: ignored
+  CHECK(h.size() == 3);
+  CHECK(h.next_ready_at() == t0 + 5ms);
+  strings out;
+  h.pop_ready(t0 + 4ms, [&](std::string&& s) { out.push_back(s); });
+  CHECK(out.empty());
+  h.pop_ready(t0 + 10ms, [&](std::string&& s) { out.push_back(s); });
+  CHECK(out == strings{"late", "tie1", "tie2"});
+  CHECK(h.empty());
+  h.pop_ready(t0 + 1h, [&](std::string&& s) { out.push_back(s); });  // stale entry of "late" skipped
+  CHECK(out.size() == 3);
+}
+
+TEST_CASE("delaying_queue: an item becomes ready exactly when its delay has passed", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add_after("foo", 50ms);
+  settle(io);
+  CHECK(q.len() == 0);
+  CHECK(q.waiting_for_delay() == 1);
+  clk.advance(49ms);
+  CHECK(drain_ready(io, q).empty());
+  clk.advance(1ms);
+  CHECK(drain_ready(io, q) == strings{"foo"});
+  CHECK(q.waiting_for_delay() == 0);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("delaying_queue: zero or negative delay adds now", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add_after("zero", 0ms);
+  q.add_after("neg", -5ms);
+  settle(io);
+  CHECK(q.len() == 2);
+  CHECK(q.waiting_for_delay() == 0);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("delaying_queue: adding a waiting item keeps the earlier ready time", "[workqueue][delay]") {
+  // client-go TestDeduping.
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add_after("foo", 50ms);
+  q.add_after("foo", 70ms);  // later: ignored
+  settle(io);
+  CHECK(q.waiting_for_delay() == 1);
+  clk.advance(60ms);
+  CHECK(drain_ready(io, q) == strings{"foo"});
+  clk.advance(20ms);
+  CHECK(drain_ready(io, q).empty());  // the 70ms request was folded into the first
+
+  q.add_after("foo", 70ms);
+  q.add_after("foo", 50ms);  // earlier: wins
+  settle(io);
+  clk.advance(60ms);
+  CHECK(drain_ready(io, q) == strings{"foo"});
+  clk.advance(20ms);
+  CHECK(drain_ready(io, q).empty());
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("delaying_queue: items become ready in time order", "[workqueue][delay]") {
+  // client-go TestAddTwoFireEarly and TestCopyShifting.
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add_after("foo", 1s);
+  q.add_after("bar", 50ms);
+  q.add_after("baz", 2s);
+  q.add_after("qux", 1s);
+  settle(io);
+  clk.advance(60ms);
+  CHECK(drain_ready(io, q) == strings{"bar"});
+  clk.advance(3s);
+  CHECK(drain_ready(io, q) == strings{"foo", "qux", "baz"});
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("delaying_queue: a delayed item that is already queued is stored once", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add("a");
+  q.add_after("a", 10ms);
+  clk.advance(10ms);
+  CHECK(drain_ready(io, q) == strings{"a"});
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("delaying_queue: shutdown drops waiting items and ignores add_after", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  q.add_after("a", 10ms);
+  q.shutdown();
+  q.add_after("b", 0ms);
+  settle(io);
+  clk.advance(1s);
+  settle(io);
+  CHECK(q.len() == 0);
+  CHECK(q.waiting_for_delay() == 0);
+}
+
+TEST_CASE("delaying_queue: with the real clock the timer delivers the item", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::delaying_queue<std::string> q(io.get_executor());
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration waited{};
+  std::string got;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        q.add_after("late", 20ms);
+        q.add_after("early", 2ms);
+        auto [ec, first] = co_await q.async_get(asio::as_tuple(asio::deferred));
+        waited = std::chrono::steady_clock::now() - start;
+        got = first;
+        q.shutdown();
+      },
+      asio::detached);
+  io.run();  // returns: shutdown cancels the timer
+  CHECK(got == "early");
+  CHECK(waited >= 2ms);
+}

@@ -1,0 +1,446 @@
+// queue<T>: client-go's dirty/processing rules, shutdown, drain, cancellation.
+#include "test_support.hpp"
+
+#include <kube/workqueue/queue.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace wq = kube::workqueue;
+using wq_test::got;
+using wq_test::settle;
+
+namespace {
+
+// Starts a callback async_get that records its result in `out`.
+void get_into(wq::queue<std::string>& q, std::shared_ptr<got> out) {
+  q.async_get([out](wq::error_code ec, std::string item) {
+    out->completed = true;
+    out->ec = ec;
+    out->item = std::move(item);
+  });
+}
+
+std::string get_now(asio::io_context& io, wq::queue<std::string>& q) {
+  auto g = std::make_shared<got>();
+  get_into(q, g);
+  settle(io);
+  REQUIRE(g->completed);
+  REQUIRE_FALSE(g->ec);
+  return g->item;
+}
+
+}  // namespace
+
+TEST_CASE("queue: items come out in the order they were added", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  q.add("b");
+  q.add("c");
+  settle(io);  // the test thread is not the executor: adds arrive through the hand-off
+  CHECK(q.len() == 3);
+  CHECK(get_now(io, q) == "a");
+  CHECK(get_now(io, q) == "b");
+  CHECK(get_now(io, q) == "c");
+  CHECK(q.len() == 0);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: an item added while it waits is stored once", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  q.add("b");
+  q.add("a");
+  q.add("a");
+  settle(io);
+  CHECK(q.len() == 2);
+  CHECK(get_now(io, q) == "a");
+  CHECK(get_now(io, q) == "b");
+  CHECK(q.len() == 0);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: an item added while processed goes to no other worker and is requeued on done",
+          "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  CHECK(get_now(io, q) == "a");
+  q.add("a");  // while processing: dirty, not queued
+  q.add("a");  // still only once
+  CHECK(q.len() == 0);
+  auto second = std::make_shared<got>();
+  get_into(q, second);
+  settle(io);
+  CHECK_FALSE(second->completed);  // not handed to another worker
+  q.done("a");
+  settle(io);
+  REQUIRE(second->completed);
+  CHECK(second->item == "a");
+  q.done("a");
+  CHECK(q.len() == 0);
+  auto third = std::make_shared<got>();
+  get_into(q, third);
+  settle(io);
+  CHECK_FALSE(third->completed);  // nothing was added during the second round
+  q.shutdown();
+  settle(io);
+  CHECK(third->ec == wq::errc::shut_down);
+}
+
+TEST_CASE("queue: done without a re-add forgets the item, a later add queues it again", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  CHECK(get_now(io, q) == "a");
+  q.done("a");
+  CHECK(q.len() == 0);
+  q.add("a");
+  settle(io);
+  CHECK(q.len() == 1);
+  q.done("never-got");  // not held by a worker: ignored
+  CHECK(q.len() == 1);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: a parked worker is woken by add", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  auto g = std::make_shared<got>();
+  get_into(q, g);
+  settle(io);
+  CHECK_FALSE(g->completed);
+  asio::post(io, [&] {
+    q.add("x");
+    CHECK(q.len() == 0);  // handed straight to the parked worker
+  });
+  settle(io);
+  REQUIRE(g->completed);
+  CHECK(g->item == "x");
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: completion is never invoked inside async_get", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  auto g = std::make_shared<got>();
+  get_into(q, g);
+  CHECK_FALSE(g->completed);  // posted, not inline
+  settle(io);
+  CHECK(g->completed);
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: shutdown wakes parked workers, refuses adds, still hands out queued items",
+          "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  auto parked = std::make_shared<got>();
+  get_into(q, parked);
+  settle(io);
+  q.shutdown();
+  settle(io);
+  REQUIRE(parked->completed);
+  CHECK(parked->ec == wq::errc::shut_down);
+  CHECK(q.shutting_down());
+  q.add("late");
+  CHECK(q.len() == 0);
+
+  wq::queue<std::string> q2(io.get_executor());
+  q2.add("a");
+  q2.add("b");
+  q2.shutdown();
+  settle(io);
+  CHECK(get_now(io, q2) == "a");  // client-go: Get drains what is queued
+  CHECK(get_now(io, q2) == "b");
+  auto end = std::make_shared<got>();
+  get_into(q2, end);
+  settle(io);
+  REQUIRE(end->completed);
+  CHECK(end->ec == wq::errc::shut_down);
+  CHECK(end->ec.message() == "work queue is shut down");
+}
+
+TEST_CASE("queue: shutdown_with_drain waits for processing items", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  q.add("b");
+  CHECK(get_now(io, q) == "a");
+  CHECK(get_now(io, q) == "b");
+  bool drained = false;
+  q.async_shutdown_with_drain([&](wq::error_code ec) {
+    CHECK_FALSE(ec);
+    drained = true;
+  });
+  settle(io);
+  CHECK(q.shutting_down());
+  CHECK_FALSE(drained);
+  q.done("a");
+  settle(io);
+  CHECK_FALSE(drained);  // b is still being processed
+  q.done("b");
+  settle(io);
+  CHECK(drained);
+}
+
+TEST_CASE("queue: shutdown_with_drain with nothing processing completes at once", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  bool drained = false;
+  q.async_shutdown_with_drain([&](wq::error_code) { drained = true; });
+  settle(io);
+  CHECK(drained);
+}
+
+TEST_CASE("queue: shutdown_with_drain processes an item re-added during processing", "[workqueue][queue]") {
+  // client-go TestQueueDrainageUsingShutDownWithDrainWithDirtyItem.
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("foo");
+  CHECK(get_now(io, q) == "foo");
+  q.add("foo");  // dirty while processing
+  bool drained = false;
+  q.async_shutdown_with_drain([&](wq::error_code) { drained = true; });
+  settle(io);
+  CHECK_FALSE(drained);
+  q.done("foo");  // requeued even though shutting down
+  settle(io);
+  CHECK(q.len() == 1);
+  // As in client-go, the drain ends as soon as nothing is being processed;
+  // the requeued item is still handed out afterwards.
+  CHECK(get_now(io, q) == "foo");
+  q.done("foo");
+  auto end = std::make_shared<got>();
+  get_into(q, end);
+  settle(io);
+  CHECK(end->ec == wq::errc::shut_down);
+  CHECK(drained);
+}
+
+TEST_CASE("queue: a plain shutdown releases a drain waiter", "[workqueue][queue]") {
+  // client-go TestForceQueueShutdownUsingShutDown.
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  CHECK(get_now(io, q) == "a");
+  bool drained = false;
+  q.async_shutdown_with_drain([&](wq::error_code) { drained = true; });
+  settle(io);
+  CHECK_FALSE(drained);
+  q.shutdown();
+  settle(io);
+  CHECK(drained);
+}
+
+TEST_CASE("queue: a cancelled async_get completes with operation_aborted and loses no item",
+          "[workqueue][queue][cancel]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  asio::cancellation_signal sig;
+  auto g = std::make_shared<got>();
+  q.async_get(asio::bind_cancellation_slot(sig.slot(), [g](wq::error_code ec, std::string item) {
+    g->completed = true;
+    g->ec = ec;
+    g->item = std::move(item);
+  }));
+  settle(io);
+  CHECK_FALSE(g->completed);
+  sig.emit(asio::cancellation_type::terminal);
+  sig.emit(asio::cancellation_type::terminal);  // a second emit is harmless
+  settle(io);
+  REQUIRE(g->completed);
+  CHECK(g->ec == asio::error::operation_aborted);
+  q.add("a");
+  settle(io);
+  CHECK(q.len() == 1);  // not given to the cancelled operation
+  CHECK(get_now(io, q) == "a");
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: cancelling after the item was handed over delivers the item", "[workqueue][queue][cancel]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  asio::cancellation_signal sig;
+  auto g = std::make_shared<got>();
+  q.async_get(asio::bind_cancellation_slot(sig.slot(), [g](wq::error_code ec, std::string item) {
+    g->completed = true;
+    g->ec = ec;
+    g->item = std::move(item);
+  }));
+  settle(io);
+  asio::post(io, [&] {
+    q.add("a");                                   // taken now (on the executor), completion posted
+    sig.emit(asio::cancellation_type::terminal);  // too late: must not lose "a"
+  });
+  settle(io);
+  REQUIRE(g->completed);
+  CHECK_FALSE(g->ec);
+  CHECK(g->item == "a");
+  q.shutdown();
+  settle(io);
+}
+
+TEST_CASE("queue: async_get works with deferred (default), use_awaitable, as_tuple and use_future",
+          "[workqueue][queue][tokens]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  std::vector<std::string> seen;
+  q.add("d");
+  q.add("u");
+  q.add("t");
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::string a = co_await q.async_get();  // default token: deferred
+        seen.push_back(a);
+        std::string b = co_await q.async_get(asio::use_awaitable);
+        seen.push_back(b);
+        auto [ec, c] = co_await q.async_get(asio::as_tuple(asio::use_awaitable));
+        CHECK_FALSE(ec);
+        seen.push_back(c);
+        q.done(a);
+        q.done(b);
+        q.done(c);
+        q.shutdown();
+        auto [ec2, none] = co_await q.async_get(asio::as_tuple(asio::deferred));
+        CHECK(ec2 == wq::errc::shut_down);
+        CHECK(none.empty());
+        try {
+          (void)co_await q.async_get();
+          FAIL("expected an exception at shutdown");
+        } catch (const boost::system::system_error& e) {
+          CHECK(e.code() == wq::errc::shut_down);
+        }
+      },
+      asio::detached);
+  io.run();  // returns: the queue is shut down and nothing waits
+  CHECK(seen == std::vector<std::string>{"d", "u", "t"});
+
+  asio::io_context io2;
+  wq::queue<int> qi(io2.get_executor());
+  qi.add(7);
+  auto fut = qi.async_get(asio::use_future);
+  io2.run();
+  CHECK(fut.get() == 7);
+}
+
+TEST_CASE("queue: a parked worker keeps io_context::run() going until shutdown", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  int got_items = 0;
+  bool finished = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          auto [ec, item] = co_await q.async_get(asio::as_tuple(asio::deferred));
+          if (ec) break;
+          ++got_items;
+          q.done(item);
+        }
+        finished = true;
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+          co_await asio::post(io, asio::use_awaitable);  // let the worker park
+          q.add(i);
+        }
+        co_await asio::post(io, asio::use_awaitable);
+        q.shutdown();
+      },
+      asio::detached);
+  io.run();
+  CHECK(got_items == 3);
+  CHECK(finished);
+}
+
+TEST_CASE("queue: one key is never held by two of 8 workers over 100k adds", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  constexpr int keys = 50;
+  constexpr int adds = 100'000;
+  std::vector<int> held(keys, 0);
+  std::vector<int> added_since_start(keys, 0);  // adds after the key's last hand-out began
+  int violations = 0;
+  long processed = 0;
+  for (int w = 0; w < 8; ++w) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            if (held[key]++ != 0) ++violations;
+            added_since_start[key] = 0;
+            ++processed;
+            co_await asio::post(io, asio::use_awaitable);  // hold it across a suspension
+            --held[key];
+            q.done(key);
+          }
+        },
+        asio::detached);
+  }
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::uint32_t x = 12345;
+        for (int i = 0; i < adds; ++i) {
+          x = x * 1664525u + 1013904223u;
+          const int key = static_cast<int>((x >> 8) % keys);
+          q.add(key);
+          ++added_since_start[key];
+          if (i % 7 == 0) co_await asio::post(io, asio::use_awaitable);
+        }
+        co_await q.async_shutdown_with_drain(asio::use_awaitable);
+      },
+      asio::detached);
+  io.run();
+  CHECK(violations == 0);
+  CHECK(processed > keys);
+  CHECK(processed <= adds);
+  // Every add was followed by a hand-out of its key: nothing was dropped.
+  for (int k = 0; k < keys; ++k) CHECK(added_since_start[k] == 0);
+}
+
+TEST_CASE("queue: len is queued items only (not processing)", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("a");
+  q.add("b");
+  settle(io);
+  CHECK(q.len() == 2);
+  CHECK(get_now(io, q) == "a");
+  CHECK(q.len() == 1);
+  q.add("a");
+  settle(io);
+  CHECK(q.len() == 1);  // dirty while processing is not counted
+  q.shutdown();
+  settle(io);
+}

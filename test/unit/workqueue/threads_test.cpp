@@ -1,0 +1,151 @@
+// Producers on other threads; workers on the io_context thread. Labelled tsan.
+#include <kube/workqueue/delaying_queue.hpp>
+#include <kube/workqueue/queue.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace wq = kube::workqueue;
+
+TEST_CASE("threads: adds from 2 threads reach 8 workers, one key never held twice", "[workqueue][threads]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  constexpr int keys = 64;
+  constexpr int adds_per_thread = 50'000;
+  std::vector<int> held(keys, 0);
+  int violations = 0;
+  long processed = 0;
+  std::vector<int> last_seen(keys, -1);  // highest sequence number seen per key's hand-out window
+  for (int w = 0; w < 8; ++w) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            if (held[key]++ != 0) ++violations;
+            ++processed;
+            co_await asio::post(io, asio::use_awaitable);
+            --held[key];
+            q.done(key);
+          }
+        },
+        asio::detached);
+  }
+  std::atomic<int> producers_left{2};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < 2; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < adds_per_thread; ++i) q.add((i * 7 + t) % keys);
+      if (--producers_left == 0) {
+        // Sent after every add of both threads, through the same executor.
+        asio::post(io, [&] { q.async_shutdown_with_drain(asio::detached); });
+      }
+    });
+  }
+  io.run();
+  for (auto& p : producers) p.join();
+  CHECK(violations == 0);
+  CHECK(processed >= keys);  // every key was added, so each came out at least once
+  CHECK(q.shutting_down());
+}
+
+TEST_CASE("threads: adds from one thread keep their order", "[workqueue][threads]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  constexpr int n = 20'000;
+  std::vector<int> seen;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          auto [ec, v] = co_await q.async_get(asio::as_tuple(asio::deferred));
+          if (ec) co_return;
+          seen.push_back(v);
+          q.done(v);
+          if (static_cast<int>(seen.size()) == n) q.shutdown();
+        }
+      },
+      asio::detached);
+  std::thread producer([&] {
+    for (int i = 0; i < n; ++i) q.add(i);
+  });
+  io.run();
+  producer.join();
+  REQUIRE(static_cast<int>(seen.size()) == n);
+  bool ordered = true;
+  for (int i = 0; i < n; ++i) ordered = ordered && seen[i] == i;
+  CHECK(ordered);
+}
+
+TEST_CASE("threads: len and shutting_down may be read from another thread", "[workqueue][threads]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    std::size_t max_len = 0;
+    while (!stop.load()) {
+      max_len = std::max(max_len, q.len());
+      (void)q.shutting_down();
+    }
+    CHECK(max_len <= 1000);
+  });
+  for (int i = 0; i < 1000; ++i) q.add(i);
+  q.shutdown();
+  io.run();
+  stop = true;
+  reader.join();
+  CHECK(q.shutting_down());
+}
+
+TEST_CASE("threads: a queue on a strand of a 2-thread pool serves workers and remote adds",
+          "[workqueue][threads]") {
+  asio::thread_pool pool(2);
+  auto strand = asio::make_strand(pool.get_executor());
+  wq::delaying_queue<int> q(strand);
+  std::atomic<int> processed{0};
+  std::atomic<int> finished_workers{0};
+  constexpr int n = 5000;
+  for (int w = 0; w < 4; ++w) {
+    asio::co_spawn(
+        strand,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, v] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) break;
+            q.done(v);
+            if (processed.fetch_add(1) + 1 == n) q.shutdown();
+          }
+          ++finished_workers;
+        },
+        asio::detached);
+  }
+  std::thread producer([&] {
+    for (int i = 0; i < n; ++i) {
+      if (i % 2 == 0) {
+        q.add(i);
+      } else {
+        q.add_after(i, std::chrono::microseconds(i % 5));
+      }
+    }
+  });
+  producer.join();
+  pool.join();
+  CHECK(processed.load() == n);
+  CHECK(finished_workers.load() == 4);
+}

@@ -1,0 +1,457 @@
+#pragma once
+
+// The state behind queue / delaying_queue / rate_limited_queue.
+//
+// Everything below "executor-confined" is touched only on the queue's
+// executor. Other threads reach it through the atomic MPSC stack `remote_`
+// (add / add_after) or by posting (shutdown); they read only atomics.
+
+#include <kube/workqueue/clock.hpp>
+#include <kube/workqueue/detail/delay_heap.hpp>
+#include <kube/workqueue/detail/executor_probe.hpp>
+#include <kube/workqueue/error.hpp>
+#include <kube/workqueue/metrics.hpp>
+#include <kube/workqueue/queue_params.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace kube::workqueue::detail {
+
+namespace asio = boost::asio;
+
+template <class T, class Hash, class KeyEqual>
+class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEqual>> {
+ public:
+  using get_handler = asio::any_completion_handler<void(error_code, T)>;
+  using drain_handler = asio::any_completion_handler<void(error_code)>;
+  using duration = clock::duration;
+  using time_point = clock::time_point;
+
+  queue_impl(asio::any_io_executor ex, queue_params params)
+      : ex_(std::move(ex)),
+        probe_(ex_),
+        clock_(params.time_source != nullptr ? params.time_source : &real_clock()),
+        metrics_(std::move(params.metrics)),
+        unfinished_period_(params.unfinished_work_period) {}
+
+  queue_impl(const queue_impl&) = delete;
+  queue_impl& operator=(const queue_impl&) = delete;
+
+  ~queue_impl() {
+    for (remote_node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
+      delete std::exchange(n, n->next);
+    }
+  }
+
+  /// After construction (needs shared_from_this): a manual clock wakes the
+  /// delaying part through its advance notifications instead of the timer.
+  void start() {
+    if (clock_->is_manual()) {
+      clock_->on_advance([weak = this->weak_from_this()] {
+        auto self = weak.lock();
+        if (!self) return false;
+        asio::post(self->ex_, [self] { self->on_timer(); });
+        return true;
+      });
+    }
+  }
+
+  // ---- any thread ---------------------------------------------------------
+
+  [[nodiscard]] bool on_executor() const noexcept { return probe_.running_in_this_thread(ex_); }
+  [[nodiscard]] const asio::any_io_executor& executor() const noexcept { return ex_; }
+  [[nodiscard]] const clock& time_source() const noexcept { return *clock_; }
+  [[nodiscard]] bool shutting_down() const noexcept { return shutting_down_.load(std::memory_order_acquire); }
+  [[nodiscard]] std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
+
+  void add(T item) {
+    if (on_executor()) {
+      add_local(std::move(item));
+    } else {
+      push_remote(std::move(item), false, time_point{});
+    }
+  }
+
+  void add_after(T item, duration d) {
+    if (shutting_down()) return;
+    if (on_executor()) {
+      add_after_local(std::move(item), d);
+      return;
+    }
+    // Count the retry on the executor; the ready time is fixed now, at the call.
+    push_remote(std::move(item), true, d <= duration::zero() ? time_point::min() : clock_->now() + d);
+  }
+
+  void shutdown() {
+    shutting_down_.store(true, std::memory_order_release);
+    asio::dispatch(ex_, [self = this->shared_from_this()] { self->shutdown_local(false, std::nullopt); });
+  }
+
+  void shutdown_with_drain(drain_handler h) {
+    shutting_down_.store(true, std::memory_order_release);
+    asio::dispatch(ex_, [self = this->shared_from_this(), h = std::move(h)]() mutable {
+      self->shutdown_local(true, std::move(h));
+    });
+  }
+
+  // ---- executor only ------------------------------------------------------
+
+  void add_local(T item) {
+    if (shut_) return;
+    auto [it, inserted] = state_.try_emplace(item, st_dirty);
+    if (!inserted) {
+      if ((it->second & st_dirty) != 0) return;  // already waiting: stored once
+      it->second |= st_dirty;                    // being processed: done() requeues it
+      metric_add(item);
+      return;
+    }
+    metric_add(item);
+    make_ready(it, std::move(item));
+  }
+
+  void add_after_local(T item, duration d) {
+    if (shut_) return;
+    if (metrics_) metrics_->on_retry();
+    if (d <= duration::zero()) {
+      add_local(std::move(item));
+      return;
+    }
+    schedule(std::move(item), clock_->now() + d);
+  }
+
+  template <class Handler>
+  void initiate_get(Handler&& handler) {
+    if (!fifo_.empty()) {
+      T item = take_front();
+      complete(std::forward<Handler>(handler), error_code{}, std::move(item));
+      return;
+    }
+    if (shut_) {
+      complete(std::forward<Handler>(handler), make_error_code(errc::shut_down), T{});
+      return;
+    }
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    auto* w = new waiter{get_handler(std::forward<Handler>(handler)), slot};
+    link(w);
+    if (slot.is_connected()) slot.template emplace<cancel_get>(this, w);
+  }
+
+  void done(const T& item) {
+    auto it = state_.find(item);
+    if (it == state_.end() || (it->second & st_processing) == 0) return;  // not held by a worker
+    --processing_;
+    metric_done(item);
+    if ((it->second & st_dirty) != 0) {
+      it->second = st_dirty;
+      T again = it->first;
+      make_ready(it, std::move(again));
+    } else {
+      state_.erase(it);
+    }
+    if (processing_ == 0 && drain_) finish_drain();
+  }
+
+  [[nodiscard]] std::size_t processing() const noexcept { return processing_; }
+  [[nodiscard]] std::size_t waiting_for_delay() const noexcept { return heap_.size(); }
+
+  void update_unfinished_work() {
+    if (!metrics_) return;
+    const time_point now = clock_->now();
+    duration total{};
+    duration longest{};
+    for (const auto& [item, started] : start_times_) {
+      const duration age = now - started;
+      total += age;
+      longest = std::max(longest, age);
+    }
+    metrics_->on_unfinished_work(total, longest);
+  }
+
+ private:
+  enum : std::uint8_t { st_dirty = 1, st_processing = 2 };
+  using state_map = boost::unordered_flat_map<T, std::uint8_t, Hash, KeyEqual>;
+
+  struct waiter {
+    get_handler handler;
+    asio::cancellation_slot slot;
+    waiter* prev = nullptr;
+    waiter* next = nullptr;
+  };
+
+  struct cancel_get {
+    queue_impl* self;
+    waiter* w;
+    void operator()(asio::cancellation_type_t) {
+      // Nothing was taken for this waiter yet, so any cancellation type is
+      // honoured and no item is lost. `w` is nulled: the slot may fire again.
+      if (waiter* mine = std::exchange(w, nullptr)) self->cancel_waiter(mine);
+    }
+  };
+
+  struct remote_node {
+    remote_node* next;
+    T item;
+    time_point ready_at;
+    bool delayed;
+  };
+
+  // ---- cross-thread hand-off ------------------------------------------------
+
+  void push_remote(T item, bool delayed, time_point ready_at) {
+    if (shutting_down()) return;
+    auto* n = new remote_node{nullptr, std::move(item), ready_at, delayed};
+    remote_node* head = remote_.load(std::memory_order_relaxed);
+    do {
+      n->next = head;
+    } while (!remote_.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_relaxed));
+    // Only the push that finds the stack empty schedules a drain; the drain
+    // takes everything pushed up to the moment it runs.
+    if (head == nullptr) asio::post(ex_, [self = this->shared_from_this()] { self->drain_remote(); });
+  }
+
+  void drain_remote() {
+    remote_node* n = remote_.exchange(nullptr, std::memory_order_acquire);
+    remote_node* oldest = nullptr;  // the stack is newest-first: reverse it
+    while (n != nullptr) {
+      remote_node* next = n->next;
+      n->next = oldest;
+      oldest = n;
+      n = next;
+    }
+    while (oldest != nullptr) {
+      const std::unique_ptr<remote_node> node(std::exchange(oldest, oldest->next));
+      if (!node->delayed) {
+        add_local(std::move(node->item));
+      } else if (!shut_) {
+        if (metrics_) metrics_->on_retry();
+        if (node->ready_at == time_point::min()) {
+          add_local(std::move(node->item));
+        } else {
+          schedule(std::move(node->item), node->ready_at);
+        }
+      }
+    }
+  }
+
+  // ---- ready items ------------------------------------------------------------
+
+  // `it` is item's entry, already marked dirty and not processing.
+  void make_ready(typename state_map::iterator it, T&& item) {
+    if (waiter* w = head_) {
+      unlink(w);
+      it->second = st_processing;
+      ++processing_;
+      metric_get(item);
+      w->slot.clear();
+      get_handler h = std::move(w->handler);
+      delete w;
+      complete(std::move(h), error_code{}, std::move(item));
+      return;
+    }
+    fifo_.push_back(std::move(item));
+    len_.store(fifo_.size(), std::memory_order_relaxed);
+  }
+
+  T take_front() {
+    T item = std::move(fifo_.front());
+    fifo_.pop_front();
+    len_.store(fifo_.size(), std::memory_order_relaxed);
+    state_.find(item)->second = st_processing;
+    ++processing_;
+    metric_get(item);
+    return item;
+  }
+
+  // Completion is always posted, never invoked inside the initiating call.
+  template <class Handler, class... Args>
+  void complete(Handler&& h, Args&&... args) {
+    asio::post(ex_, asio::append(std::forward<Handler>(h), std::forward<Args>(args)...));
+  }
+
+  void link(waiter* w) {
+    w->prev = tail_;
+    (tail_ != nullptr ? tail_->next : head_) = w;
+    tail_ = w;
+    update_work();
+  }
+
+  void unlink(waiter* w) {
+    (w->prev != nullptr ? w->prev->next : head_) = w->next;
+    (w->next != nullptr ? w->next->prev : tail_) = w->prev;
+    w->prev = w->next = nullptr;
+    update_work();
+  }
+
+  void cancel_waiter(waiter* w) {
+    unlink(w);
+    get_handler h = std::move(w->handler);
+    delete w;
+    complete(std::move(h), error_code(asio::error::operation_aborted), T{});
+  }
+
+  // A worker parked in async_get is pending work, as a socket read would be:
+  // io_context::run() keeps running until the queue shuts down.
+  void update_work() {
+    const bool pending = head_ != nullptr || !drain_waiters_.empty();
+    if (pending && !work_) {
+      work_.emplace(asio::prefer(ex_, asio::execution::outstanding_work.tracked));
+    } else if (!pending && work_) {
+      work_.reset();
+    }
+  }
+
+  // ---- delays -----------------------------------------------------------------
+
+  void schedule(T item, time_point ready_at) {
+    if (ready_at <= clock_->now()) {
+      add_local(std::move(item));
+      return;
+    }
+    if (heap_.push(item, ready_at)) arm_timer();
+  }
+
+  void on_timer() {
+    if (shut_) return;
+    heap_.pop_ready(clock_->now(), [this](T&& item) { add_local(std::move(item)); });
+    timer_armed_ = false;
+    arm_timer();
+  }
+
+  // Decides only "wake at t"; what is ready then is the heap's decision.
+  void arm_timer() {
+    if (shut_ || heap_.empty() || clock_->is_manual()) return;
+    const time_point next = heap_.next_ready_at();
+    if (timer_armed_ && armed_for_ <= next) return;
+    timer_armed_ = true;
+    armed_for_ = next;
+    if (!timer_) timer_.emplace(ex_);
+    timer_->expires_at(next);
+    timer_->async_wait([self = this->shared_from_this(), gen = ++timer_gen_](error_code ec) {
+      if (ec || gen != self->timer_gen_) return;  // re-armed or cancelled
+      self->on_timer();
+    });
+  }
+
+  // ---- shutdown ---------------------------------------------------------------
+
+  void shutdown_local(bool drain, std::optional<drain_handler> h) {
+    shut_ = true;
+    shutting_down_.store(true, std::memory_order_release);
+    heap_.clear();
+    timer_armed_ = false;
+    ++timer_gen_;
+    if (timer_) timer_->cancel();
+    if (work_timer_) work_timer_->cancel();
+    while (waiter* w = head_) {
+      unlink(w);
+      w->slot.clear();
+      get_handler gh = std::move(w->handler);
+      delete w;
+      complete(std::move(gh), make_error_code(errc::shut_down), T{});
+    }
+    drain_ = drain;
+    if (h) drain_waiters_.push_back(std::move(*h));
+    // A plain shutdown releases anyone draining (client-go: drain = false).
+    if (!drain_ || processing_ == 0) finish_drain();
+    update_work();
+  }
+
+  void finish_drain() {
+    auto waiters = std::move(drain_waiters_);
+    drain_waiters_.clear();
+    for (auto& dh : waiters) complete(std::move(dh), error_code{});
+    update_work();
+  }
+
+  // ---- metrics ------------------------------------------------------------------
+
+  void metric_add(const T& item) {
+    if (!metrics_) return;
+    metrics_->on_add();
+    add_times_.try_emplace(item, clock_->now());
+  }
+
+  void metric_get(const T& item) {
+    if (!metrics_) return;
+    const time_point now = clock_->now();
+    start_times_.insert_or_assign(item, now);
+    auto it = add_times_.find(item);
+    metrics_->on_get(it != add_times_.end() ? now - it->second : duration{});
+    if (it != add_times_.end()) add_times_.erase(it);
+    if (!work_timer_armed_ && unfinished_period_ > duration::zero() && !clock_->is_manual()) arm_work_timer();
+  }
+
+  void metric_done(const T& item) {
+    if (!metrics_) return;
+    auto it = start_times_.find(item);
+    if (it == start_times_.end()) return;
+    metrics_->on_done(clock_->now() - it->second);
+    start_times_.erase(it);
+  }
+
+  void arm_work_timer() {
+    work_timer_armed_ = true;
+    if (!work_timer_) work_timer_.emplace(ex_);
+    work_timer_->expires_after(unfinished_period_);
+    work_timer_->async_wait([self = this->shared_from_this()](error_code ec) {
+      self->work_timer_armed_ = false;
+      if (ec || self->shut_) return;
+      self->update_unfinished_work();
+      if (self->processing_ > 0) self->arm_work_timer();
+    });
+  }
+
+  // ---- state ----------------------------------------------------------------------
+
+  asio::any_io_executor ex_;
+  executor_probe probe_;
+  const clock* clock_;
+  std::shared_ptr<metrics_hooks> metrics_;
+  duration unfinished_period_;
+
+  // executor-confined
+  std::deque<T> fifo_;  // ready items, in order
+  state_map state_;     // dirty and/or processing, one entry per item
+  std::size_t processing_ = 0;
+  waiter* head_ = nullptr;  // parked async_get operations, oldest first
+  waiter* tail_ = nullptr;
+  std::vector<drain_handler> drain_waiters_;
+  std::optional<asio::any_io_executor> work_;
+  bool shut_ = false;
+  bool drain_ = false;
+  delay_heap<T, Hash, KeyEqual> heap_;
+  // Timers are created on first use: a timer starts the io_context's reactor,
+  // after which the scheduler polls epoll between handlers.
+  std::optional<asio::steady_timer> timer_;
+  bool timer_armed_ = false;
+  time_point armed_for_{};
+  std::uint64_t timer_gen_ = 0;
+  boost::unordered_flat_map<T, time_point, Hash, KeyEqual> add_times_;
+  boost::unordered_flat_map<T, time_point, Hash, KeyEqual> start_times_;
+  std::optional<asio::steady_timer> work_timer_;
+  bool work_timer_armed_ = false;
+
+  // any thread
+  std::atomic<remote_node*> remote_{nullptr};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<std::size_t> len_{0};
+};
+
+}  // namespace kube::workqueue::detail
