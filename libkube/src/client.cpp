@@ -6,6 +6,8 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -297,6 +299,7 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     co_return nullptr;
   }
   tcp->socket().set_option(asio::ip::tcp::no_delay(true));
+  connections_opened.fetch_add(1, std::memory_order_relaxed);
 
   if (ep.proxy_host) {
     http::request<http::empty_body> creq{http::verb::connect, ep.host + ":" + ep.port, 11};
@@ -375,9 +378,7 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
     (void)rn;
     co_return rec;
   };
-  error_code ec;
-  if (auto* p = std::get_if<std::unique_ptr<beast::tcp_stream>>(&conn->stream)) ec = co_await io(**p);
-  else ec = co_await io(*std::get<std::unique_ptr<connection::tls_stream>>(conn->stream));
+  const error_code ec = co_await conn->visit(io);
   conn->tcp().expires_never();
 
   if (ec) {
@@ -475,34 +476,227 @@ asio::awaitable<result<response>> client_impl::run(request req) {
   }
 }
 
+asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
+  n = 0;
+  parser.get().body().data = buf.data();
+  parser.get().body().size = buf.size();
+  auto [ec, used] = co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+  (void)used;
+  n = buf.size() - parser.get().body().size;
+  if (ec == http::error::need_buffer) ec = {};
+  co_return ec;
+}
+
+void watch_state::close() {
+  done = true;
+  if (conn) {
+    boost::system::error_code ignored;
+    conn->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    conn->tcp().close();
+    conn.reset();
+  }
+}
+
+asio::awaitable<result<watch_event>> watch_state::next() {
+  result<watch_event> r;
+  for (;;) {
+    // Events decoded before a failure are still delivered, then the failure.
+    if (auto ev = decoder.next()) {
+      r.value = std::move(*ev);
+      co_return r;
+    }
+    if (failure) {
+      r.ec = failure;
+      r.diag = failure_diag;
+      co_return r;
+    }
+    if (done || !conn) {
+      r.ec = asio::error::eof;
+      co_return r;
+    }
+    if (parser.is_done()) {
+      end_of_body();
+      continue;
+    }
+    std::size_t n = 0;
+    const auto ec = co_await read_some(n);
+    if (n > 0 && decoder.write(buf.data(), n)) {
+      fail(decoder.error());
+      continue;
+    }
+    if (ec) {
+      const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                         ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+      if (ended) {
+        end_of_body();  // the server went away: a half event is an error, else eof
+      } else {
+        fail(ec);
+      }
+    }
+  }
+}
+
+void watch_state::end_of_body() {
+  if (decoder.finish()) fail(decoder.error());
+  close();
+}
+
+void watch_state::fail(error_code ec) {
+  failure = ec;
+  failure_diag.set_client_message(req.describe() + ": " +
+                                  (ec.category() == client_category() ? decoder.error_message() : ec.message()));
+  close();
+}
+
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
+  bool refreshed_auth = false;
+  for (;;) {
+    result<watch_stream> r;
+    auto conn = co_await connect(r.ec, r.diag);
+    if (!conn) co_return r;
+    auto m = to_http(req);
+    if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
+    auto st = std::make_shared<watch_state>();
+    st->impl = shared_from_this();
+    st->req = req;
+    st->parser.body_limit(boost::none);
+    auto ec = co_await conn->visit([&](auto& s) -> asio::awaitable<error_code> {
+      auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
+      (void)wn;
+      if (wec) co_return wec;
+      auto [rec, rn] = co_await http::async_read_header(s, conn->buffer, st->parser, use_tuple);
+      (void)rn;
+      co_return rec;
+    });
+    if (ec) {
+      r.ec = ec;
+      r.diag.set_client_message(req.describe() + ": " + ec.message());
+      co_return r;
+    }
+    st->conn = std::move(conn);
+    const unsigned status = st->parser.get().result_int();
+    std::vector<std::string> warning_values;
+    for (auto [it, end] = st->parser.get().equal_range(http::field::warning); it != end; ++it)
+      warning_values.emplace_back(it->value());
+    surface_warnings(parse_warnings(warning_values));
+    if (status >= 200 && status < 300) {
+      r.value = watch_stream(std::move(st));
+      co_return r;
+    }
+    // Refused: read the (small) Status body.
+    std::string body;
+    while (!st->parser.is_done() && body.size() < (1u << 20)) {
+      std::size_t n = 0;
+      if (co_await st->read_some(n)) break;
+      body.append(st->buf.data(), n);
+    }
+    st->close();
+    if (status == 401 && !refreshed_auth && auth && auth->invalidate()) {
+      refreshed_auth = true;
+      continue;
+    }
+    r.ec = status_error(status, body, req, r.diag);
+    co_return r;
+  }
+}
+
+
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
+  spawn_op<watch_stream>(
+      impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
+}
+
+void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler) {
+  if (!state) {
+    auto ex = asio::get_associated_executor(handler);
+    ex.execute([h = std::move(handler)]() mutable {
+      diagnostics d;
+      d.set_client_message("async_next on an empty watch_stream");
+      std::move(h)(error_code(client_errc::watch_stream_error), std::move(d), watch_event{});
+    });
+    return;
+  }
+  spawn_op<watch_event>(
+      state->impl, [state]() -> asio::awaitable<result<watch_event>> {
+        auto r = co_await state->next();
+        if (r.ec == asio::error::operation_aborted) state->close();
+        co_return r;
+      },
+      std::move(handler));
+}
+
 } // namespace detail
+
+namespace {
+detail::transport_settings to_settings(const client_config& c, client_options o) {
+  detail::transport_settings s;
+  s.server = c.server;
+  s.ca_pem = c.ca_pem;
+  s.ca_file = c.ca_file;
+  s.client_cert_pem = c.client_cert_pem;
+  s.client_key_pem = c.client_key_pem.reveal();
+  s.client_cert_file = c.client_cert_file;
+  s.client_key_file = c.client_key_file;
+  s.insecure_skip_tls_verify = c.insecure_skip_tls_verify;
+  s.tls_server_name = c.tls_server_name;
+  // A token file wins over its content read at load time: the transport re-reads it.
+  if (c.token_file.empty()) s.token = c.bearer_token.reveal();
+  s.token_file = c.token_file;
+  s.token_file_refresh = o.token_file_refresh;
+  s.username = c.username;
+  s.password = c.password.reveal();
+  if (c.exec) {
+    s.has_exec = true;
+    s.exec.api_version = c.exec->api_version;
+    s.exec.command = c.exec->command;
+    s.exec.args = c.exec->args;
+    for (const auto& e : c.exec->env) s.exec.env.emplace_back(e.name, e.value);
+    s.exec.provide_cluster_info = c.exec->provide_cluster_info;
+    s.exec.install_hint = c.exec->install_hint;
+    s.exec.timeout = o.exec_timeout;
+  }
+  s.impersonate_user = c.impersonate.user;
+  s.impersonate_uid = c.impersonate.uid;
+  s.impersonate_groups = c.impersonate.groups;
+  s.impersonate_extra = c.impersonate.extra;
+  s.proxy_url = c.proxy_url;
+  s.user_agent = c.user_agent;
+  s.qps = c.qps;
+  s.burst = c.burst;
+  s.timeout = o.timeout;
+  s.connect_timeout = o.connect_timeout;
+  s.max_idle_connections = o.max_idle_connections;
+  s.max_retries = o.max_retries;
+  s.log = std::move(o.log);
+  s.on_warning = std::move(o.on_warning);
+  return s;
+}
+} // namespace
+
+client::client(executor_type ex, const client_config& config, client_options options)
+    : client(std::move(ex), to_settings(config, std::move(options))) {}
 
 client::client(executor_type ex, detail::transport_settings settings)
     : impl_(std::make_shared<detail::client_impl>(std::move(ex), std::move(settings))) {}
 
 client::executor_type client::get_executor() const noexcept { return impl_->executor; }
 
+std::size_t client::connections_opened() const noexcept {
+  return impl_->connections_opened.load(std::memory_order_relaxed);
+}
+
+void watch_stream::close() {
+  if (!state_) return;
+  asio::dispatch(state_->impl->strand, [s = state_] { s->close(); });
+}
+
+bool watch_stream::is_open() const noexcept { return state_ && !state_->done; }
+
 namespace detail {
 
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
-  auto slot = asio::get_associated_cancellation_slot(handler);
-  auto hex = asio::get_associated_executor(handler, impl->executor);
-  asio::co_spawn(
-      impl->strand,
-      [impl, req = std::move(req)]() mutable -> asio::awaitable<result<response>> { co_return co_await impl->run(std::move(req)); },
-      asio::bind_cancellation_slot(
-          slot, asio::bind_executor(hex, [h = std::move(handler)](std::exception_ptr e, result<response> r) mutable {
-            if (e) {
-              try {
-                std::rethrow_exception(e);
-              } catch (const std::exception& x) {
-                r.ec = client_errc::protocol_error;
-                r.diag.set_client_message(std::string("internal error: ") + x.what());
-              }
-            }
-            if (r.ec) r.value.diag = r.diag;
-            std::move(h)(r.ec, std::move(r.diag), std::move(r.value));
-          })));
+  spawn_op<response>(
+      impl, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler));
 }
 
 } // namespace detail

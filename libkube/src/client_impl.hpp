@@ -5,7 +5,10 @@
 #include "auth.hpp"
 #include "token_bucket.hpp"
 
+#include <kube/detail/initiate.hpp>
 #include <kube/detail/transport_settings.hpp>
+#include <kube/detail/watch_decoder.hpp>
+#include <kube/watch_stream.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 #include <kube/request.hpp>
@@ -14,13 +17,19 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +46,13 @@ struct connection {
   bool reused = false;
 
   boost::beast::tcp_stream& tcp();
+
+  /// Calls f(stream) with the concrete stream type; f returns the same type for both.
+  template <class F>
+  auto visit(F&& f) {
+    if (auto* p = std::get_if<std::unique_ptr<boost::beast::tcp_stream>>(&stream)) return f(**p);
+    return f(*std::get<std::unique_ptr<tls_stream>>(stream));
+  }
 };
 
 /// Where and how to connect, derived once from the settings.
@@ -77,8 +93,13 @@ public:
   std::unique_ptr<authenticator> auth;
   token_bucket limiter;
 
+  std::atomic<std::size_t> connections_opened{0};
+
   /// Runs a unary request with throttling, retries and auth refresh.
   boost::asio::awaitable<result<response>> run(request req);
+
+  /// Opens a watch on a new connection and reads the response headers.
+  boost::asio::awaitable<result<watch_stream>> open_watch(request req);
 
   /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);
@@ -98,10 +119,56 @@ private:
   boost::asio::awaitable<result<response>> attempt(const request& req, bool& retryable_failure, int& retry_after);
 };
 
+/// An open watch: its connection, the chunked-body parser and the decoder.
+/// Touched only on the client's strand.
+struct watch_state {
+  std::shared_ptr<client_impl> impl;
+  request req;
+  std::unique_ptr<connection> conn;
+  boost::beast::http::response_parser<boost::beast::http::buffer_body> parser;
+  watch_decoder decoder;
+  std::vector<char> buf = std::vector<char>(64 * 1024);
+  bool done = false;
+  error_code failure;           // reported once the events before it are consumed
+  diagnostics failure_diag;
+
+  /// Reads the next piece of body into buf; n is how many bytes arrived.
+  boost::asio::awaitable<error_code> read_some(std::size_t& n);
+  boost::asio::awaitable<result<watch_event>> next();
+  void end_of_body();
+  void fail(error_code ec);
+  void close();
+};
+
 /// Parses `299 - "text" "date"` Warning header values into their text.
 std::vector<std::string> parse_warnings(const std::vector<std::string>& header_values);
 
 /// Turns a non-2xx answer into (api error code, diagnostics with Status).
 error_code status_error(unsigned http_status, const std::string& body, const request& req, diagnostics& diag);
+
+// Runs `body` on the strand and completes `handler` on its own executor,
+// with its cancellation slot hooked to the coroutine.
+template <class T, class Body>
+void spawn_op(const std::shared_ptr<client_impl>& impl, Body body, completion<T> handler) {
+  auto slot = boost::asio::get_associated_cancellation_slot(handler);
+  auto hex = boost::asio::get_associated_executor(handler, impl->executor);
+  boost::asio::co_spawn(impl->strand, std::move(body),
+                 boost::asio::bind_cancellation_slot(
+                     slot, boost::asio::bind_executor(hex, [h = std::move(handler)](std::exception_ptr e, result<T> r) mutable {
+                       if (e) {
+                         try {
+                           std::rethrow_exception(e);
+                         } catch (const std::exception& x) {
+                           r.ec = client_errc::protocol_error;
+                           r.diag.set_client_message(std::string("internal error: ") + x.what());
+                         }
+                       }
+                       if constexpr (std::is_same_v<T, response>) {
+                         if (r.ec) r.value.diag = r.diag;
+                       }
+                       std::move(h)(r.ec, std::move(r.diag), std::move(r.value));
+                     })));
+}
+
 
 } // namespace kube::detail

@@ -1,7 +1,7 @@
 // kube::client against the real test cluster: TLS and each authentication
 // mode, errors with the server's Status, cancellation, completion tokens,
 // and no credential in any log line or error text.
-#include "support/cluster_env.hpp"
+#include "support/client_support.hpp"
 
 #include <kube/client.hpp>
 
@@ -27,77 +27,7 @@
 namespace asio = boost::asio;
 using kube::detail::transport_settings;
 
-namespace {
-
-// Every line the SDK logs during a test, to check that no secret leaks.
-struct captured_log {
-  std::mutex m;
-  std::string text;
-};
-captured_log& log_capture() {
-  static captured_log c;
-  return c;
-}
-
-transport_settings base_settings() {
-  auto env = kube_test::cluster_env();
-  transport_settings s;
-  s.server = env.at("KUBE_TEST_SERVER");
-  s.ca_pem = kube_test::read_file(env.at("KUBE_TEST_CA"));
-  s.ca_file = env.at("KUBE_TEST_CA");
-  s.qps = 0;  // these tests are not about throttling
-  s.log.level = kube::log_level::trace;
-  s.log.sink = [](kube::log_level, std::string_view line) {
-    std::lock_guard lk(log_capture().m);
-    log_capture().text.append(line).push_back('\n');
-  };
-  return s;
-}
-
-transport_settings admin_cert_settings() {
-  auto s = base_settings();
-  auto env = kube_test::cluster_env();
-  s.client_cert_pem = kube_test::read_file(env.at("KUBE_TEST_ADMIN_CERT"));
-  s.client_key_pem = kube_test::read_file(env.at("KUBE_TEST_ADMIN_KEY"));
-  return s;
-}
-
-transport_settings token_settings(const std::string& who) {
-  auto s = base_settings();
-  s.token = kube_test::cluster_token(who);
-  return s;
-}
-
-// Runs one request to completion on a fresh io_context (no exceptions).
-std::pair<kube::error_code, kube::response> run(transport_settings s, kube::request r) {
-  asio::io_context io;
-  kube::client c(io.get_executor(), std::move(s));
-  kube::error_code ec;
-  kube::response res;
-  c.async_request(std::move(r), [&](kube::error_code e, kube::response x) {
-    ec = e;
-    res = std::move(x);
-  });
-  io.run();
-  return {ec, std::move(res)};
-}
-
-std::string unique_name(const std::string& prefix) {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return prefix + "-" + std::to_string(rng() % 1000000000);
-}
-
-kube::request get_version() { return kube::request{}.raw_path("/version"); }
-
-void create_namespace(const std::string& ns) {
-  auto [ec, res] = run(admin_cert_settings(),
-                       kube::request{}.method(kube::http_method::post).resource("namespaces").body(
-                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})"));
-  REQUIRE_FALSE(ec);
-  REQUIRE(res.status == 201);
-}
-
-} // namespace
+using namespace kube_test;
 
 TEST_CASE("client reads /version over verified TLS with a client certificate", "[client]") {
   auto [ec, res] = run(admin_cert_settings(), get_version());
@@ -268,6 +198,98 @@ TEST_CASE("keep-alive connections are reused for sequential requests", "[client]
       asio::detached);
   io.run();
   CHECK(ok == 20);
+  CHECK(c.connections_opened() == 1);
+}
+
+TEST_CASE("the token bucket throttles unary requests to qps after the burst", "[client][limiter]") {
+  auto s = admin_cert_settings();
+  s.qps = 5;
+  s.burst = 10;
+  asio::io_context io;
+  kube::client c(io.get_executor(), s);
+  int ok = 0;
+  const auto start = std::chrono::steady_clock::now();
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 20; ++i) ok += (co_await c.async_request(get_version())).status == 200;
+      },
+      asio::detached);
+  io.run();
+  CHECK(ok == 20);
+  // 10 at once, then 10 more at 5/s: at least 2 s minus rounding. Only the
+  // lower bound is checked (the limiter may never be faster than this).
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(1900));
+}
+
+
+TEST_CASE("a watch streams the changes kubectl makes, then ends with eof", "[client][watch]") {
+  const auto ns = unique_name("client-watch");
+  create_namespace(ns);
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  std::vector<std::pair<kube::watch_event_type, std::string>> seen;
+  kube::error_code end;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto w = co_await c.async_watch(kube::request{}
+                                            .namespace_(ns)
+                                            .resource("configmaps")
+                                            .param("watch", "true")
+                                            .param("allowWatchBookmarks", "true")
+                                            .param("timeoutSeconds", "4"));
+        // kubectl is an independent client; the io thread blocks meanwhile,
+        // the events wait in the socket.
+        REQUIRE(sh(kubectl() + "-n " + ns + " create configmap w1 --from-literal=a=1") == 0);
+        REQUIRE(sh(kubectl() + "-n " + ns + " patch configmap w1 -p '{\"data\":{\"a\":\"2\"}}'") == 0);
+        REQUIRE(sh(kubectl() + "-n " + ns + " delete configmap w1") == 0);
+        for (;;) {
+          auto [ec, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+          if (ec) {
+            end = ec;
+            break;
+          }
+          if (ev.type != kube::watch_event_type::bookmark) seen.emplace_back(ev.type, event_name(ev));
+        }
+      },
+      asio::detached);
+  io.run();
+  using t = kube::watch_event_type;
+  const std::vector<std::pair<t, std::string>> want{{t::added, "w1"}, {t::modified, "w1"}, {t::deleted, "w1"}};
+  CHECK(seen == want);
+  CHECK(end == asio::error::eof);
+}
+
+TEST_CASE("cancelling async_next ends the watch with operation_aborted", "[client][watch][cancel]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  asio::cancellation_signal sig;
+  kube::error_code ec;
+  bool open = true;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto w = co_await c.async_watch(
+            kube::request{}.namespace_("kube-system").resource("configmaps").param("watch", "true").param("resourceVersion", "0").param("timeoutSeconds", "60"));
+        // Drain the initial ADDED events, then wait with nothing coming.
+        asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(500));
+        timer.async_wait([&](auto) { sig.emit(asio::cancellation_type::terminal); });
+        for (;;) {
+          auto [e, ev] = co_await w.async_next(asio::bind_cancellation_slot(sig.slot(), asio::as_tuple(asio::use_awaitable)));
+          if (e) {
+            ec = e;
+            break;
+          }
+        }
+        open = w.is_open();
+      },
+      asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  CHECK(ec == asio::error::operation_aborted);
+  CHECK_FALSE(open);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
 TEST_CASE("a token file is re-read after a 401 so a rotated token is used", "[client][auth]") {
@@ -413,4 +435,29 @@ TEST_CASE("no token or key appears in any log line or error message", "[client][
     CHECK(hay->find("PRIVATE KEY") == std::string::npos);
     CHECK(hay->find(key.substr(40, 40)) == std::string::npos);
   }
+}
+
+TEST_CASE("a client built from each generated kubeconfig talks to the cluster as that identity", "[client][config]") {
+  const auto dir = env_or_throw("KUBE_TEST_CLUSTER_DIR") + "/kubeconfig/";
+  auto client_for = [&](const std::string& name) {
+    return kube::client_config::from_kubeconfig(kube::kubeconfig::load_file(dir + name + ".yaml"));
+  };
+  for (const char* admin : {"admin-cert", "admin-token"}) {
+    asio::io_context io;
+    kube::client c(io.get_executor(), client_for(admin));
+    kube::error_code ec;
+    c.async_request(kube::request{}.namespace_("default").resource("secrets"), [&](kube::error_code e, kube::response) { ec = e; });
+    io.run();
+    INFO(admin);
+    CHECK_FALSE(ec);
+  }
+  asio::io_context io;
+  kube::client c(io.get_executor(), client_for("user-token"));
+  kube::error_code ns_ec, secrets_ec;
+  c.async_request(kube::request{}.resource("namespaces"), [&](kube::error_code e, kube::response) { ns_ec = e; });
+  c.async_request(kube::request{}.namespace_("default").resource("secrets"),
+                  [&](kube::error_code e, kube::response) { secrets_ec = e; });
+  io.run();
+  CHECK_FALSE(ns_ec);
+  CHECK(secrets_ec == kube::api_errc::forbidden);
 }

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <kube/client_config.hpp>
+#include <kube/client_options.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/transport_settings.hpp>
 #include <kube/error.hpp>
 #include <kube/request.hpp>
 #include <kube/response.hpp>
+#include <kube/watch_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -15,6 +18,7 @@ namespace kube {
 namespace detail {
 class client_impl;
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler);
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler);
 } // namespace detail
 
 /// A connection to one apiserver: TLS, authentication, a keep-alive pool for
@@ -46,6 +50,13 @@ class client {
 public:
   using executor_type = boost::asio::any_io_executor;
 
+  /// Connects as `config` says (kubeconfig, in-cluster: see client_config).
+  /// Throws kube::error (client_errc::invalid_config / tls_error) when the
+  /// settings cannot work, e.g. a server URL that is not http(s) or a client
+  /// key that does not match its certificate; the message names the field.
+  client(executor_type ex, const client_config& config, client_options options = {});
+
+  /// Lower level: from already resolved transport settings.
   client(executor_type ex, detail::transport_settings settings);
 
   [[nodiscard]] executor_type get_executor() const noexcept;
@@ -60,6 +71,24 @@ public:
         },
         std::forward<CompletionToken>(token));
   }
+
+  /// Opens a watch on a dedicated connection. The request should carry
+  /// `watch=true` (and usually resourceVersion, allowWatchBookmarks,
+  /// timeoutSeconds); watches are not throttled by the rate limiter.
+  /// Completes once the response headers arrived: a refused watch (403,
+  /// 410 ...) fails here with the server's Status.
+  /// Completion: void(error_code, kube::watch_stream).
+  template <class CompletionToken = use_awaitable_t>
+  auto async_watch(request req, CompletionToken&& token = {}) {
+    return detail::initiate<watch_stream>(
+        [impl = impl_, req = std::move(req)](detail::completion<watch_stream> h) mutable {
+          detail::start_watch(impl, std::move(req), std::move(h));
+        },
+        std::forward<CompletionToken>(token));
+  }
+
+  /// Connections opened so far (keep-alive reuse keeps this low). Thread safe.
+  [[nodiscard]] std::size_t connections_opened() const noexcept;
 
   /// The internal state shared by copies (used by watch streams and typed APIs).
   [[nodiscard]] const std::shared_ptr<detail::client_impl>& impl() const noexcept { return impl_; }

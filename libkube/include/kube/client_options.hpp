@@ -1,0 +1,24 @@
+#pragma once
+
+#include <kube/logger.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string_view>
+
+namespace kube {
+
+/// Transport knobs that are not part of a kubeconfig. Every field has a default.
+struct client_options {
+  logger log = {};                                         ///< default: warnings and errors to stderr
+  std::function<void(std::string_view)> on_warning = {};   ///< server Warning headers; default: logged at warning
+  std::chrono::milliseconds timeout{0};                    ///< per unary request, ms; 0 = none (watches never time out)
+  std::chrono::milliseconds connect_timeout{30'000};       ///< TCP connect, ms
+  std::chrono::seconds token_file_refresh{60};             ///< token files are re-read at least this often, s
+  std::chrono::milliseconds exec_timeout{30'000};          ///< an exec credential plugin is killed after this, ms
+  std::size_t max_idle_connections = 32;                   ///< keep-alive pool size (connections)
+  int max_retries = 10;                                    ///< Retry-After answers followed at most this often
+};
+
+} // namespace kube

@@ -1,0 +1,112 @@
+#pragma once
+
+// Sans-io decoder for the body of a watch response (`GET ...?watch=true`).
+//
+// The body is a sequence of JSON objects `{"type":"ADDED","object":{...}}`,
+// one per line as the API server writes them. The transport feeds the
+// de-chunked body bytes with write() exactly as they arrive (split anywhere,
+// also inside a UTF-8 sequence, an escape or a number) and takes complete
+// events with next(). No I/O, no timers: the decoder only decides.
+//
+// Guarantees:
+//   - Split safety: the events (and any error) do not depend on how the body
+//     was cut into write() calls.
+//   - Linear: every byte is parsed once (boost::json::stream_parser fed
+//     incrementally); one event larger than any network buffer is fine.
+//   - Bounded: an event longer than watch_decoder_params::max_event_size
+//     fails the stream instead of growing memory without end.
+//   - Framing is JSON-sequence based like client-go's JSON framer: whitespace
+//     (spaces, tabs, "\n", "\r\n") between events is skipped, a final event
+//     without a newline is complete, a newline is not required between events.
+//   - All or nothing: an event is queued only once it is complete and valid.
+//     Events completed before a malformed one are still delivered by next();
+//     then the stream is failed for good (client_errc::watch_stream_error,
+//     message with the byte offset of the failure and a short excerpt).
+//
+// Thread safety: none; one decoder per watch stream, used by one strand.
+// Errors: write()/finish() return the stream's error, which is sticky.
+// Allocation failure throws std::bad_alloc and leaves the decoder failed.
+
+#include <kube/error.hpp>
+#include <kube/watch_event.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kube::detail {
+
+/// Limits and allocation strategy of a watch_decoder.
+struct watch_decoder_params {
+  /// Largest accepted event, in bytes of JSON text from its '{' to its '}'.
+  /// Objects stored in etcd are limited to ~1.5 MiB by default; the default
+  /// leaves ample room (large CRs, future limits) while still stopping a
+  /// runaway stream. Must be > 0.
+  std::size_t max_event_size = 64 * 1024 * 1024;  // bytes
+
+  /// Deepest accepted nesting of objects/arrays inside one event (the JSON
+  /// parser's default of 32 is too small for CRDs with deep schemas).
+  std::size_t max_depth = 1000;  // levels
+
+  /// Place each event's object in its own boost::json::monotonic_resource:
+  /// faster decoding, and freeing an event frees its whole arena at once.
+  /// The object then keeps the arena alive (see watch_event). false: every
+  /// node is allocated from the default resource (operator new).
+  bool arena = true;
+
+  /// How many bytes of the input around the failure an error message quotes
+  /// (non-printable bytes escaped). 0 quotes nothing, e.g. for Secrets.
+  std::size_t error_excerpt_size = 32;  // bytes
+};
+
+/// Incremental decoder of one watch response body. See the file comment.
+/// Movable; a moved-from decoder may only be destroyed or assigned to.
+class watch_decoder {
+public:
+  explicit watch_decoder(const watch_decoder_params& params = {});
+  ~watch_decoder();
+  watch_decoder(watch_decoder&&) noexcept;
+  watch_decoder& operator=(watch_decoder&&) noexcept;
+  watch_decoder(const watch_decoder&) = delete;
+  watch_decoder& operator=(const watch_decoder&) = delete;
+
+  /// Consumes `n` body bytes (any split). Complete events become available
+  /// through next(). Returns the stream's error: empty while healthy,
+  /// client_errc::watch_stream_error once failed (further input is ignored).
+  error_code write(const char* data, std::size_t n);
+  error_code write(std::string_view data) { return write(data.data(), data.size()); }
+
+  /// Declares the end of the body (the server closed the stream). An event
+  /// cut short is an error; trailing whitespace is not. Later write() calls
+  /// fail the stream.
+  error_code finish();
+
+  /// Takes the oldest complete event; nullopt when none is queued.
+  /// (An optional, not an out-parameter: the event's object lives in its own
+  /// arena, and move-assigning it into an object with another storage would
+  /// copy it; move construction keeps it free.)
+  [[nodiscard]] std::optional<watch_event> next();
+
+  /// Number of complete events queued.
+  [[nodiscard]] std::size_t ready() const noexcept;
+
+  /// The sticky error (empty while healthy) and its explanation (byte offset,
+  /// what was wrong, excerpt).
+  [[nodiscard]] error_code error() const noexcept;
+  [[nodiscard]] const std::string& error_message() const noexcept;
+
+  /// Body bytes consumed so far (the offset errors are reported against).
+  [[nodiscard]] std::uint64_t bytes_consumed() const noexcept;
+
+  /// True while an event has started but not yet completed.
+  [[nodiscard]] bool in_event() const noexcept;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace kube::detail

@@ -1,0 +1,323 @@
+#include <kube/detail/watch_decoder.hpp>
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/stream_parser.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+
+namespace kube::detail {
+namespace json = boost::json;
+
+namespace {
+
+// Grammar only, no DOM: used on the error path to find the exact byte at
+// which the event's JSON went wrong (stream_parser reports the error but not
+// where it happened).
+struct grammar_only_handler {
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code&) { return true; }
+  bool on_object_begin(json::error_code&) { return true; }
+  bool on_object_end(std::size_t, json::error_code&) { return true; }
+  bool on_array_begin(json::error_code&) { return true; }
+  bool on_array_end(std::size_t, json::error_code&) { return true; }
+  bool on_key_part(json::string_view, std::size_t, json::error_code&) { return true; }
+  bool on_key(json::string_view, std::size_t, json::error_code&) { return true; }
+  bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+  bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
+  bool on_number_part(json::string_view, json::error_code&) { return true; }
+  bool on_int64(std::int64_t, json::string_view, json::error_code&) { return true; }
+  bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return true; }
+  bool on_double(double, json::string_view, json::error_code&) { return true; }
+  bool on_bool(bool, json::error_code&) { return true; }
+  bool on_null(json::error_code&) { return true; }
+  bool on_comment_part(json::string_view, json::error_code&) { return true; }
+  bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+struct rejection {
+  std::size_t index;     // first byte the grammar rejects (text.size() if none)
+  json::error_code why;  // the parser's reason, from one pass over text[0, index]
+};
+
+// Coarse blocks first, then byte by byte inside the failing block, so a large
+// event costs a few passes, not one per byte. The reason is taken from a
+// single pass over the prefix: Boost.JSON names some errors differently
+// depending on where its input was split (a surrogate pair cut in two), and
+// the message must not depend on the split.
+rejection first_rejected_byte(std::string_view text, const json::parse_options& opt) {
+  constexpr std::size_t block = 4096;
+  std::size_t good = 0;
+  {
+    json::basic_parser<grammar_only_handler> p(opt);
+    json::error_code ec;
+    while (good < text.size()) {
+      const std::size_t n = std::min(block, text.size() - good);
+      p.write_some(true, text.data() + good, n, ec);
+      if (ec) break;
+      good += n;
+    }
+    if (!ec) return {text.size(), {}};
+  }
+  std::size_t bad = text.size();
+  {
+    json::basic_parser<grammar_only_handler> p(opt);
+    json::error_code ec;
+    if (good > 0) p.write_some(true, text.data(), good, ec);
+    for (std::size_t i = good; i < text.size() && !ec; ++i) {
+      p.write_some(true, text.data() + i, 1, ec);
+      if (ec) bad = i;
+    }
+  }
+  json::basic_parser<grammar_only_handler> p(opt);
+  json::error_code why;
+  p.write_some(true, text.data(), std::min(bad + 1, text.size()), why);
+  return {bad, why};
+}
+
+bool is_json_space(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+void append_escaped(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+    }
+  }
+}
+
+// Arena for the next event, sized from the previous one so that a stream of
+// similar objects needs one block per event: the DOM of a typical Kubernetes
+// object takes 1.2x (string-heavy) to 3x (small fields) its JSON text.
+json::storage_ptr make_arena(std::size_t last_event_size) {
+  const std::size_t hint = last_event_size * 3;
+  constexpr std::size_t min_block = 1024;
+  constexpr std::size_t max_first_block = 1024 * 1024;
+  return json::make_shared_resource<json::monotonic_resource>(std::clamp(hint, min_block, max_first_block));
+}
+
+} // namespace
+
+struct watch_decoder::impl {
+  explicit impl(const watch_decoder_params& p) : params(p), parser(json::storage_ptr(), parse_opts(p)) {}
+
+  static json::parse_options parse_opts(const watch_decoder_params& p) {
+    json::parse_options o;
+    o.max_depth = p.max_depth;
+    return o;
+  }
+
+  watch_decoder_params params;
+  json::stream_parser parser;
+  std::deque<watch_event> queue;
+  std::uint64_t consumed = 0;     // body bytes before the current write()
+  std::uint64_t event_start = 0;  // offset of the current event's '{'
+  std::size_t event_size = 0;     // bytes of the current event parsed so far
+  std::size_t last_event_size = 0;
+  bool in_event = false;
+  bool finished = false;
+  error_code ec;
+  std::string message;
+  // The current event's bytes from earlier write() calls, kept only while an
+  // event spans calls: the error path needs them for the exact offset and the
+  // excerpt. Events within one call are never copied.
+  std::string held;
+
+  // The bytes available for an excerpt: held followed by the current write,
+  // contiguous in the stream, the first at offset `base`. Built at the moment
+  // of failure (held changes as events complete).
+  struct window {
+    std::string_view a, b;
+    std::uint64_t base;
+  };
+  window around(std::string_view in) const { return {held, in, consumed - held.size()}; }
+
+  // Quotes stream bytes [from, to). Callers pick ranges of bytes that every
+  // split has delivered by the time of the failure, so the message does not
+  // depend on how the body was cut.
+  std::string excerpt(const window& w, std::uint64_t from, std::uint64_t to) const {
+    if (params.error_excerpt_size == 0) return {};
+    const std::uint64_t total = w.a.size() + w.b.size();
+    from = std::min(from - std::min(from, w.base), total);
+    to = std::min(to - std::min(to, w.base), total);
+    std::string bytes;
+    for (std::uint64_t i = from; i < to; ++i)
+      bytes += i < w.a.size() ? w.a[i] : w.b[i - w.a.size()];
+    std::string out = " near \"";
+    append_escaped(out, bytes);
+    out += '"';
+    return out;
+  }
+
+  // The first excerpt-size bytes of the current event (its envelope).
+  std::pair<std::uint64_t, std::uint64_t> event_head() const {
+    return {event_start, event_start + std::min(params.error_excerpt_size, event_size)};
+  }
+  // The excerpt-size bytes of the current event that end at `end`.
+  std::pair<std::uint64_t, std::uint64_t> event_tail(std::uint64_t end) const {
+    return {std::max(event_start, end - std::min<std::uint64_t>(end, params.error_excerpt_size)), end};
+  }
+
+  error_code fail(std::uint64_t pos, std::string_view what, std::string_view in,
+                  std::pair<std::uint64_t, std::uint64_t> quote) {
+    ec = client_errc::watch_stream_error;
+    message = "malformed watch stream at byte offset " + std::to_string(pos) + ": ";
+    message += what;
+    message += excerpt(around(in), quote.first, quote.second);
+    in_event = false;
+    held.clear();
+    held.shrink_to_fit();
+    return ec;
+  }
+
+  void start_event(std::uint64_t pos) {
+    in_event = true;
+    event_start = pos;
+    event_size = 0;
+    if (params.arena)
+      parser.reset(make_arena(last_event_size));
+    else
+      parser.reset();
+  }
+
+  // The event's JSON is complete: check the envelope, queue the event.
+  error_code complete_event(std::string_view in) {
+    json::value v = parser.release();
+    auto& envelope = v.get_object();  // the first byte was '{'
+    const json::value* type = envelope.if_contains("type");
+    if (!type) return fail(event_start, "watch event has no \"type\"", in, event_head());
+    if (!type->is_string()) return fail(event_start, "watch event \"type\" is not a string", in, event_head());
+    const auto t = watch_event_type_from_string(type->get_string());
+    if (!t) {
+      std::string what = "unknown watch event type \"";
+      const std::string_view name = type->get_string();
+      append_escaped(what, name.substr(0, 32));
+      what += name.size() > 32 ? "...\"" : "\"";
+      return fail(event_start, what, in, event_head());
+    }
+    json::value* object = envelope.if_contains("object");
+    if (!object) return fail(event_start, "watch event has no \"object\"", in, event_head());
+    if (!object->is_object()) {
+      std::string what = "watch event \"object\" is ";
+      what += object->is_array() ? "an array" : object->is_string() ? "a string" : object->is_null() ? "null" : "a scalar";
+      what += ", not an object";
+      return fail(event_start, what, in, event_head());
+    }
+    // Move construction keeps the arena: no copy of the object.
+    queue.push_back(watch_event{*t, std::move(object->get_object())});
+    in_event = false;
+    last_event_size = event_size;
+    held.clear();
+    if (held.capacity() > 1024 * 1024) held.shrink_to_fit();  // do not pin a buffer after one huge event
+    return {};
+  }
+
+  error_code write(const char* data, std::size_t n) {
+    if (ec) return ec;
+    const std::string_view in(data, n);
+    if (finished) return fail(consumed, "data after the end of the stream", in, {consumed, consumed + 1});
+    std::size_t i = 0;
+    std::size_t event_begin = 0;  // index in `in` where the current event's bytes start
+    while (i < n) {
+      if (!in_event) {
+        while (i < n && is_json_space(in[i])) ++i;
+        if (i == n) break;
+        if (in[i] != '{') {
+          std::string what = "expected '{' to start a watch event, found '";
+          append_escaped(what, in.substr(i, 1));
+          what += "'";
+          return fail(consumed + i, what, in, {consumed + i, consumed + i + 1});
+        }
+        start_event(consumed + i);
+        event_begin = i;
+      }
+      const std::size_t room = params.max_event_size - event_size;
+      const std::size_t feed = std::min(n - i, room);
+      if (feed == 0)
+        return fail(event_start, "watch event exceeds the maximum event size of " + std::to_string(params.max_event_size) + " bytes", in, event_head());
+      json::error_code jec;
+      const std::size_t used = parser.write_some(in.data() + i, feed, jec);
+      if (jec) return json_error(jec, in, event_begin, i + feed);
+      i += used;
+      event_size += used;
+      if (parser.done()) {
+        // The parser also swallows whitespace after the closing brace; the
+        // event ends at the brace (split-independent sizes and excerpts).
+        for (std::size_t j = i; j > i - used && is_json_space(in[j - 1]); --j) --event_size;
+        if (auto e = complete_event(in)) return e;
+      }
+    }
+    if (in_event) held.append(in.substr(event_begin));
+    consumed += n;
+    return {};
+  }
+
+  // The stream_parser rejected the event somewhere in in[event_begin, end):
+  // find the byte, then fail.
+  error_code json_error(const json::error_code& jec, std::string_view in, std::size_t event_begin, std::size_t end) {
+    std::string text = held;
+    text.append(in.substr(event_begin, end - event_begin));
+    const auto [bad, why] = first_rejected_byte(text, parse_opts(params));
+    std::string what = "invalid JSON in the watch event starting at byte offset " + std::to_string(event_start) + " (" +
+                       (why ? why : jec).message() + ")";
+    return fail(event_start + bad, what, in, event_tail(event_start + bad + 1));
+  }
+
+  error_code finish() {
+    if (ec) return ec;
+    finished = true;
+    if (in_event)
+      return fail(consumed,
+                  "the stream ended inside the watch event starting at byte offset " + std::to_string(event_start) + " (" +
+                      std::to_string(event_size) + " bytes received)",
+                  {}, event_tail(consumed));
+    return {};
+  }
+};
+
+watch_decoder::watch_decoder(const watch_decoder_params& params) : impl_(std::make_unique<impl>(params)) {}
+watch_decoder::~watch_decoder() = default;
+watch_decoder::watch_decoder(watch_decoder&&) noexcept = default;
+watch_decoder& watch_decoder::operator=(watch_decoder&&) noexcept = default;
+
+error_code watch_decoder::write(const char* data, std::size_t n) {
+  try {
+    return impl_->write(data, n);
+  } catch (...) {
+    // Only allocation can throw; the parser is unusable afterwards.
+    impl_->ec = client_errc::watch_stream_error;
+    impl_->message = "malformed watch stream: allocation failed while decoding";
+    throw;
+  }
+}
+
+error_code watch_decoder::finish() { return impl_->finish(); }
+
+std::optional<watch_event> watch_decoder::next() {
+  if (impl_->queue.empty()) return std::nullopt;
+  std::optional<watch_event> ev(std::move(impl_->queue.front()));
+  impl_->queue.pop_front();
+  return ev;
+}
+
+std::size_t watch_decoder::ready() const noexcept { return impl_->queue.size(); }
+error_code watch_decoder::error() const noexcept { return impl_->ec; }
+const std::string& watch_decoder::error_message() const noexcept { return impl_->message; }
+std::uint64_t watch_decoder::bytes_consumed() const noexcept { return impl_->consumed; }
+bool watch_decoder::in_event() const noexcept { return impl_->in_event; }
+
+} // namespace kube::detail
