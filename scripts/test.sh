@@ -6,7 +6,8 @@
 #      cached across runs),
 #   3. runs ctest: unit tests, integration tests against the real cluster,
 #      samples, the install/find_package check,
-#   4. rebuilds with ThreadSanitizer and runs the tests labelled `tsan`.
+#   4. rebuilds the tests labelled `tsan` (threaded code) with ThreadSanitizer
+#      and runs them.
 # Environment: KUBE_BUILD_DIR (default ./build), KUBE_JOBS (default nproc),
 # KUBE_SKIP_TSAN=1 to skip step 4 during local iteration.
 set -euo pipefail
@@ -35,9 +36,9 @@ stamp "ctest (address,undefined)"
 (cd "$build/asan" && ctest --output-on-failure --no-tests=error -j "$jobs")
 
 if [[ ${KUBE_SKIP_TSAN:-0} != 1 ]]; then
-  stamp "configure + build (thread)"
+  stamp "configure + build (thread): the tsan-labelled tests only"
   configure "$build/tsan" "thread"
-  cmake --build "$build/tsan" -j "$jobs"
+  cmake --build "$build/tsan" -j "$jobs" --target kube_tsan_tests
   stamp "ctest -L tsan (thread)"
   (cd "$build/tsan" && ctest --output-on-failure --no-tests=error -j "$jobs" -L tsan)
 fi

@@ -13,10 +13,17 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -460,4 +467,82 @@ TEST_CASE("a client built from each generated kubeconfig talks to the cluster as
   io.run();
   CHECK_FALSE(ns_ec);
   CHECK(secrets_ec == kube::api_errc::forbidden);
+}
+
+namespace {
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+// A minimal HTTP CONNECT proxy on 127.0.0.1 that counts the tunnels it opened.
+struct connect_proxy {
+  explicit connect_proxy(asio::any_io_executor ex) : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}) {}
+  asio::ip::tcp::acceptor acceptor;
+  int tunnels = 0;
+  std::string last_target;
+
+  unsigned short port() const { return acceptor.local_endpoint().port(); }
+
+  asio::awaitable<void> run() {
+    for (;;) {
+      auto [ec, sock] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return;
+      asio::co_spawn(acceptor.get_executor(), tunnel(std::move(sock)), asio::detached);
+    }
+  }
+
+  static asio::awaitable<void> pump(asio::ip::tcp::socket& from, asio::ip::tcp::socket& to) {
+    std::array<char, 16384> buf;
+    for (;;) {
+      auto [ec, n] = co_await from.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+      if (ec) break;
+      auto [wec, wn] = co_await asio::async_write(to, asio::buffer(buf.data(), n), asio::as_tuple(asio::use_awaitable));
+      if (wec) break;
+    }
+    boost::system::error_code ignored;
+    to.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  }
+
+  asio::awaitable<void> tunnel(asio::ip::tcp::socket client) {
+    beast::flat_buffer buf;
+    http::request<http::empty_body> req;
+    auto [rec, rn] = co_await http::async_read(client, buf, req, asio::as_tuple(asio::use_awaitable));
+    if (rec || req.method() != http::verb::connect) co_return;
+    last_target = std::string(req.target());
+    const auto colon = last_target.rfind(':');
+    asio::ip::tcp::resolver resolver(client.get_executor());
+    auto [res_ec, results] = co_await resolver.async_resolve(last_target.substr(0, colon), last_target.substr(colon + 1),
+                                                             asio::as_tuple(asio::use_awaitable));
+    if (res_ec) co_return;
+    asio::ip::tcp::socket upstream(client.get_executor());
+    auto [cec, ep] = co_await asio::async_connect(upstream, results, asio::as_tuple(asio::use_awaitable));
+    if (cec) co_return;
+    ++tunnels;
+    const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+    co_await asio::async_write(client, asio::buffer(ok), asio::as_tuple(asio::use_awaitable));
+    using namespace asio::experimental::awaitable_operators;
+    co_await (pump(client, upstream) && pump(upstream, client));
+  }
+};
+} // namespace
+
+TEST_CASE("proxy-url sends requests through an HTTP CONNECT tunnel, TLS end to end", "[client][proxy]") {
+  asio::io_context io;
+  connect_proxy proxy(io.get_executor());
+  asio::co_spawn(io, proxy.run(), asio::detached);
+  auto s = admin_cert_settings();
+  s.proxy_url = "http://127.0.0.1:" + std::to_string(proxy.port());
+  kube::client c(io.get_executor(), s);
+  std::vector<unsigned> statuses;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) statuses.push_back((co_await c.async_request(get_version())).status);
+        io.stop();  // the pooled connection keeps the tunnel open; nothing else to wait for
+      },
+      asio::detached);
+  io.run_for(std::chrono::seconds(60));
+  CHECK(statuses == std::vector<unsigned>{200, 200, 200});
+  CHECK(proxy.tunnels == 1);  // one keep-alive connection through one tunnel
+  const auto server = cluster_env().at("KUBE_TEST_SERVER");
+  CHECK(server.ends_with(proxy.last_target));
 }
