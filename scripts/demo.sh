@@ -26,4 +26,18 @@ echo "   apiserver at $KUBE_TEST_SERVER; kubeconfig: $KUBE_TEST_KUBECONFIG_ADMIN
 echo "== kube-server-version: GET /version over verified TLS with a client certificate"
 "$build/samples/server-version/kube-server-version" --server "$KUBE_TEST_SERVER" \
   --ca "$KUBE_TEST_CA" --cert "$KUBE_TEST_ADMIN_CERT" --key "$KUBE_TEST_ADMIN_KEY"
+echo "== kube-get: discovery + RESTMapper + dynamic client, like 'kubectl get'"
+export KUBECONFIG=$KUBE_TEST_KUBECONFIG_ADMIN KUBECACHEDIR=$build/kube-cache
+kubectl create namespace demo >/dev/null
+for i in 1 2 3; do kubectl -n demo create configmap "settings-$i" --from-literal=level=$i >/dev/null; done
+"$build/samples/kube-get/kube-get" namespaces
+"$build/samples/kube-get/kube-get" cm -n demo
+echo "== kube-get -w: watching configmaps in 'demo' while kubectl changes them"
+"$build/samples/kube-get/kube-get" configmaps -n demo -w --timeout 5 &
+watcher=$!
+sleep 1
+kubectl -n demo create configmap added-later --from-literal=level=9 >/dev/null
+kubectl -n demo patch configmap settings-1 -p '{"data":{"level":"10"}}' >/dev/null
+kubectl -n demo delete configmap settings-2 >/dev/null
+wait $watcher
 echo "== done; stopping the cluster"
