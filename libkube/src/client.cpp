@@ -337,7 +337,9 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     std::string detail = hec.message();
     const long verify = SSL_get_verify_result(tls_stream->native_handle());
     if (verify != X509_V_OK) detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
-    ec = hec == beast::error::timeout ? error_code(client_errc::timeout) : error_code(client_errc::tls_error);
+    ec = hec == beast::error::timeout         ? error_code(client_errc::timeout)
+         : hec == asio::error::operation_aborted ? hec
+                                                 : error_code(client_errc::tls_error);
     diag.set_client_message("TLS handshake with " + ep.host + ":" + ep.port + " failed: " + detail);
     co_return nullptr;
   }
@@ -487,13 +489,14 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   co_return ec;
 }
 
+// Closes the socket only: a read may still be pending on the connection's
+// stream and buffer, so they live until the watch_state goes away.
 void watch_state::close() {
   done = true;
   if (conn) {
     boost::system::error_code ignored;
     conn->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     conn->tcp().close();
-    conn.reset();
   }
 }
 
@@ -510,7 +513,7 @@ asio::awaitable<result<watch_event>> watch_state::next() {
       r.diag = failure_diag;
       co_return r;
     }
-    if (done || !conn) {
+    if (done) {
       r.ec = asio::error::eof;
       co_return r;
     }
@@ -690,7 +693,7 @@ void watch_stream::close() {
   asio::dispatch(state_->impl->strand, [s = state_] { s->close(); });
 }
 
-bool watch_stream::is_open() const noexcept { return state_ && !state_->done; }
+bool watch_stream::is_open() const noexcept { return state_ && !state_->done.load(std::memory_order_acquire); }
 
 namespace detail {
 

@@ -21,6 +21,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/system/system_error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -128,7 +129,7 @@ struct watch_state {
   boost::beast::http::response_parser<boost::beast::http::buffer_body> parser;
   watch_decoder decoder;
   std::vector<char> buf = std::vector<char>(64 * 1024);
-  bool done = false;
+  std::atomic<bool> done{false};  // written on the strand; is_open() reads it anywhere
   error_code failure;           // reported once the events before it are consumed
   diagnostics failure_diag;
 
@@ -158,13 +159,20 @@ void spawn_op(const std::shared_ptr<client_impl>& impl, Body body, completion<T>
                        if (e) {
                          try {
                            std::rethrow_exception(e);
+                         } catch (const boost::system::system_error& x) {
+                           // Asio throws operation_aborted at the next co_await
+                           // when a cancellation arrived between two awaits.
+                           r.ec = x.code();
+                           r.diag.set_client_message(x.what());
                          } catch (const std::exception& x) {
                            r.ec = client_errc::protocol_error;
                            r.diag.set_client_message(std::string("internal error: ") + x.what());
                          }
                        }
                        if constexpr (std::is_same_v<T, response>) {
-                         if (r.ec) r.value.diag = r.diag;
+                         if (r.ec) r.value.diag = r.diag;  // a failed answer still carries status and body
+                       } else {
+                         if (r.ec) r.value = T{};  // no partial results on failure
                        }
                        std::move(h)(r.ec, std::move(r.diag), std::move(r.value));
                      })));

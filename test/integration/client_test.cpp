@@ -546,3 +546,71 @@ TEST_CASE("proxy-url sends requests through an HTTP CONNECT tunnel, TLS end to e
   const auto server = cluster_env().at("KUBE_TEST_SERVER");
   CHECK(server.ends_with(proxy.last_target));
 }
+
+TEST_CASE("a request that outlives client_options.timeout fails with client_errc::timeout", "[client][timeout]") {
+  auto s = admin_cert_settings();
+  s.timeout = std::chrono::milliseconds(400);
+  // A watch read as a unary request: the server keeps it open for 60 s.
+  auto [ec, res] = run(s, kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
+                              "timeoutSeconds", "60"));
+  CHECK(ec == kube::client_errc::timeout);
+  CHECK(res.diag.client_message().find("timed out after 400 ms") != std::string::npos);
+  // The next request on the same settings is unaffected.
+  auto [ec2, res2] = run(s, get_version());
+  CHECK_FALSE(ec2);
+}
+
+TEST_CASE("an exec credential past its expirationTimestamp is fetched again", "[client][auth][exec]") {
+  const auto dir = std::filesystem::temp_directory_path() / unique_name("kube-exec-exp");
+  std::filesystem::create_directories(dir);
+  const auto script = dir / "plugin.sh";
+  const auto count = dir / "count";
+  {
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "echo run >> " << count << "\n"
+                          << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\","
+                          << "\"status\":{\"token\":\"" << cluster_token("admin")
+                          << "\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  auto s = base_settings();
+  s.has_exec = true;
+  s.exec.api_version = "client.authentication.k8s.io/v1beta1";
+  s.exec.command = script.string();
+  asio::io_context io;
+  kube::client c(io.get_executor(), s);
+  int ok = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) ok += (co_await c.async_request(get_version())).status == 200;
+      },
+      asio::detached);
+  io.run();
+  const auto runs = read_file(count.string());
+  std::filesystem::remove_all(dir);
+  CHECK(ok == 3);
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 3);  // expired each time: one run per request
+}
+
+TEST_CASE("close() while async_next is pending ends it with operation_aborted", "[client][watch][cancel]") {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  kube::error_code ec, after;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto w = co_await c.async_watch(kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
+            "timeoutSeconds", "60"));
+        asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(300));
+        timer.async_wait([w](auto) mutable { w.close(); });  // nothing arrives in "default" meanwhile
+        auto [e, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+        ec = e;
+        auto [e2, ev2] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+        after = e2;
+      },
+      asio::detached);
+  io.run();
+  CHECK(ec == asio::error::operation_aborted);
+  CHECK(after == asio::error::operation_aborted);  // a failed stream keeps reporting its failure
+}

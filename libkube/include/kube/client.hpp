@@ -31,21 +31,31 @@ void start_watch(const std::shared_ptr<client_impl>& impl, request req, completi
 /// The default token, `kube::use_awaitable`, makes `co_await` throw
 /// `kube::error`, which carries the server's Status as diagnostics.
 ///
-/// Cancellation: every operation supports per-operation cancellation
-/// (terminal, partial and total): bind a cancellation slot to the token
-/// (e.g. `asio::bind_cancellation_slot`, or awaitable operators `||`). A
-/// cancelled operation completes with `asio::error::operation_aborted` and
-/// its connection is discarded.
+/// Cancellation: per operation, through the cancellation slot associated
+/// with the token (e.g. `asio::bind_cancellation_slot`, or awaitable
+/// operators `||`). Only terminal cancellation is acted on (a signal of
+/// type `terminal` or `all`); partial or total alone are filtered out,
+/// because each operation runs as a coroutine with Asio's default filter.
+/// A cancelled operation completes with `asio::error::operation_aborted`
+/// and its connection is closed, not returned to the pool.
+/// Deadlines are not cancellation: client_options::timeout and
+/// connect_timeout expire with client_errc::timeout.
 ///
 /// Executors: internal work runs on a strand of the client's executor; the
-/// final handler runs on the token's associated executor.
+/// final handler runs on the token's associated executor. The logger and
+/// the on_warning hook of client_options are called on that strand.
 ///
-/// Thread safety: a client may be shared by coroutines on any threads;
-/// copies share one connection pool and one rate limiter.
+/// Thread safety: a client may be shared by coroutines on any threads (all
+/// shared state is touched on the strand); copies share one connection pool
+/// and one rate limiter. Distinct operations may run concurrently.
 ///
 /// Errors: kube.api codes for non-2xx answers (response.diag holds the
-/// Status), kube.client codes for client-side failures, Asio/system codes
-/// for network failures. Messages never contain credentials.
+/// Status), kube.client codes for client-side failures (timeout,
+/// too_many_retries, tls_error, auth_failed, exec_plugin_failed, ...),
+/// Asio/system codes for network failures. Client messages name the
+/// request (`GET apps/v1 deployments demo/web`) or the host:port at fault,
+/// never a body or query.
+/// Messages never contain credentials.
 class client {
 public:
   using executor_type = boost::asio::any_io_executor;

@@ -10,6 +10,11 @@
 namespace kube {
 
 /// Transport knobs that are not part of a kubeconfig. Every field has a default.
+///
+/// A plain value, copied into the client. The client calls `log` and
+/// `on_warning` on its strand: never concurrently for one client, but from
+/// whichever thread runs its executor (and concurrently across clients that
+/// share them).
 struct client_options {
   logger log = {};                                         ///< default: warnings and errors to stderr
   std::function<void(std::string_view)> on_warning = {};   ///< server Warning headers; default: logged at warning

@@ -48,9 +48,14 @@ struct discovery_cache_params {
 /// entry as a miss: the caller refetches and stores again.
 ///
 /// Thread safety: const member functions may be called concurrently, also
-/// from several processes (rename is atomic). Errors: store() returns
-/// client_errc::file_error naming the path when it cannot write; load()
-/// never fails, it misses.
+/// from several processes (each writer has its own temporary file and rename
+/// is atomic; the last store wins); an injected `now` must then be safe to
+/// call concurrently too. All calls do blocking file I/O.
+///
+/// Errors: store() returns client_errc::file_error naming the path when it
+/// cannot write, client_errc::invalid_config when the server URL is not an
+/// absolute http(s) URL; load() and invalidate() never fail: load misses.
+/// Cancellation: none; nothing here is asynchronous.
 class discovery_cache {
 public:
   explicit discovery_cache(discovery_cache_params params = {});

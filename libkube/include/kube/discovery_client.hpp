@@ -37,7 +37,18 @@ void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, comp
 /// failures of /api or /apis fail the operation with the server's Status.
 /// Build a rest_mapper from the document to resolve kubectl-style names.
 ///
-/// Thread safety and tokens: as kube::client.
+/// Errors: those of discovery_planner for /api and /apis (decode_error
+/// naming the path and field, the Status's api_errc, transport errors). A
+/// cache that cannot be written is logged at warning through the client's
+/// logger, not reported.
+///
+/// Thread safety and tokens: as kube::client; copies share the client and
+/// the cache settings. The requests run one after another on the client's
+/// strand, and so does the (blocking) cache file I/O. invalidate_cache()
+/// may be called from any thread.
+///
+/// Cancellation: per operation, terminal only, as kube::client; a cancelled
+/// async_discover completes with operation_aborted and writes no cache entry.
 class discovery_client {
 public:
   explicit discovery_client(client c, discovery_client_params params = {})

@@ -37,8 +37,15 @@ void dynamic_delete_collection(dyn t, list_params lp, delete_params dp, completi
 ///
 /// Every async_xxx is an Asio initiating function with completion signature
 /// void(error_code, T); see kube::client for tokens, cancellation and
-/// executors. Errors: kube.api codes with the server's Status as diagnostics;
-/// client_errc::decode_error when an answer is not the JSON object expected.
+/// executors (cancellation is per operation, terminal only, completing with
+/// operation_aborted; async_list_all stops at the page in flight).
+///
+/// Errors: kube.api codes with the server's Status as diagnostics;
+/// client_errc::decode_error when an answer is not the JSON object expected;
+/// client_errc::invalid_config, before any request, for an empty name in
+/// replace/patch/delete or an apply without patch_params::field_manager.
+/// Messages of these two name the operation, resource, namespace and object
+/// (`get configmaps in namespace demo "x"`); others are kube::client's.
 ///
 /// Parameters: names and bodies are std::string_view, option structs are
 /// taken by const reference and default to a static object — so a call like

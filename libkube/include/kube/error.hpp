@@ -20,7 +20,11 @@ namespace kube {
 
 using error_code = boost::system::error_code;
 
-/// Failures detected by the client itself.
+/// Failures detected by the client itself. The diagnostics beside the code
+/// name what was wrong (file, field, request, byte offset).
+///
+/// Thread safety: codes are plain values and both categories are immutable
+/// singletons, usable from any thread.
 enum class client_errc {
   invalid_config = 1,  ///< kubeconfig / in-cluster config is malformed or incomplete
   file_error,          ///< a referenced file (CA, cert, key, token) cannot be read

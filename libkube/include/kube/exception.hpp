@@ -10,6 +10,9 @@ namespace kube {
 /// The exception the SDK throws (with use_awaitable, and from synchronous
 /// loaders such as kubeconfig). Carries the error code and the diagnostics;
 /// what() joins the code's message with the client and server messages.
+///
+/// Thread safety: immutable after construction (the message is built
+/// eagerly); what(), code() and diag() may be called concurrently.
 class error : public boost::system::system_error {
 public:
   error(error_code ec, diagnostics diag);

@@ -12,7 +12,8 @@ enum class log_level { trace, debug, info, warning, error, off };
 /// warnings and errors to stderr. Lines never contain credentials.
 ///
 /// The function may be called from whichever thread runs the client's
-/// executor; it must be safe to call from there.
+/// executor; it must be safe to call from there. One client calls it from
+/// its strand, so never concurrently; clients sharing a logger may.
 struct logger {
   log_level level = log_level::warning;
   std::function<void(log_level, std::string_view)> sink; ///< empty: write to stderr

@@ -20,7 +20,8 @@ enum class http_method { get, post, put, patch, delete_, head };
 /// raw_path("/version") instead of group/version/resource.
 ///
 /// A plain value: copy it, keep it, reuse it. Building the target never fails;
-/// names are percent-encoded.
+/// names are percent-encoded. Distinct objects may be used concurrently, one
+/// object not while it is being built.
 class request {
 public:
   request() = default;

@@ -11,7 +11,12 @@ namespace kube {
 ///
 /// On success (2xx) `body` holds the payload. When the request failed with a
 /// Status, the operation's error_code says why (kube.api category) and
-/// `diag` carries the server's Status; `status` and `body` are still set.
+/// `diag` carries the server's Status; `status` and `body` are still set. An
+/// error body that is not a Status (a proxy's page) is kept as a synthetic
+/// Status whose message is its first 512 bytes.
+///
+/// Thread safety: a plain value; distinct objects may be used concurrently,
+/// one object not.
 struct response {
   unsigned status = 0;                ///< HTTP status code, 0 if none was received
   std::string content_type;           ///< Content-Type of the body

@@ -15,6 +15,9 @@ namespace kube {
 ///
 /// A plain value type; copies are deep. Accessors return empty values for
 /// missing or mistyped fields instead of throwing.
+///
+/// Thread safety: distinct objects may be used concurrently, one object not
+/// (even the const accessors only read, but setters and metadata() write).
 class unstructured {
 public:
   unstructured() = default;
@@ -53,6 +56,8 @@ private:
 };
 
 /// One page (or all pages) of a list: the items and the list's metadata.
+///
+/// Thread safety: a plain value; distinct objects may be used concurrently.
 struct unstructured_list {
   std::vector<unstructured> items;
   std::string resource_version;  ///< the list's metadata.resourceVersion

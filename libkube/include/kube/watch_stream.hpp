@@ -20,12 +20,23 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
 /// async_next() completes with the next event, or with
 /// `boost::asio::error::eof` once the server has ended the stream cleanly.
 /// A malformed event completes with client_errc::watch_stream_error (the
-/// diagnostics name the byte offset) and the stream is then done.
+/// diagnostics name the request and the byte offset) and the stream is then
+/// done; a broken connection completes with its Asio/system code. Events
+/// decoded before a failure are delivered first. An ended stream keeps
+/// answering with the same code (eof after a clean end).
+/// async_next on a default-constructed stream gives watch_stream_error.
 /// ERROR events are delivered as events: watch_event_error() maps them to
 /// an error code (e.g. api_errc::expired for a too old resourceVersion).
 ///
-/// Thread safety: one async_next at a time per stream. Cancellation: per
-/// operation; cancelling async_next (or close()) ends the stream.
+/// Thread safety: copies share one stream. One async_next at a time per
+/// stream (the reads share one parser); its work runs on the client's
+/// strand. close() and is_open() may be called from any thread.
+///
+/// Cancellation: per operation, through the token's cancellation slot,
+/// terminal only (as kube::client). Cancelling async_next ends the stream:
+/// it and every later async_next complete with operation_aborted. close()
+/// does the same to a pending async_next; with none pending, later calls
+/// complete with eof.
 class watch_stream {
 public:
   watch_stream() = default;
