@@ -6,6 +6,9 @@
 //   RESULT impl=kube workload=<w> n=<n> ns_per_op=<x> cpu_s=<y> maxrss_kb=<z>
 // ns_per_op is wall time of the measured section divided by n; cpu_s and
 // maxrss_kb cover the whole process (getrusage). Keys are built before timing.
+// Workers take items as client-go's Get does (try_get, then async_get only
+// when the queue is empty); single-threaded producers yield every
+// KUBE_BENCH_PRODUCER_BATCH adds (default 64; see producer_batch()).
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -21,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -45,14 +49,46 @@ std::vector<std::string> make_keys(std::size_t n) {
   return keys;
 }
 
+// Adds per producer turn before it lets the other coroutines run (the
+// workers, the delaying queue's timer). client-go's producer goroutine runs
+// alongside its workers and its delaying queue's waitingLoop on the other
+// core; a coroutine producer on our single thread gets the same interleaving
+// only by yielding. 0 means one handler adds all n (the queue then holds all
+// n at once). Override with KUBE_BENCH_PRODUCER_BATCH.
+std::size_t producer_batch() {
+  const char* v = std::getenv("KUBE_BENCH_PRODUCER_BATCH");
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : 64;
+}
+
+// Calls add(i) for i in [0, n), yielding every producer_batch() calls.
+template <class Add>
+asio::awaitable<void> produce(asio::io_context& io, std::size_t n, Add add) {
+  const std::size_t batch = producer_batch();
+  for (std::size_t i = 0; i < n; ++i) {
+    add(i);
+    if (batch != 0 && i % batch == batch - 1) co_await asio::post(io, asio::deferred);
+  }
+}
+
+// What a worker does to get its next item, like client-go's Get(): take a
+// ready item synchronously (try_get), await async_get only when none is
+// ready. nullopt means shut down.
+template <class Queue>
+asio::awaitable<std::optional<std::string>> next(Queue& q) {
+  if (auto item = q.try_get()) co_return item;
+  auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
+  if (ec) co_return std::nullopt;
+  co_return std::optional<std::string>(std::move(key));
+}
+
 // A worker: get, (optionally hold across a suspension), done; counts items.
 template <class Queue>
 asio::awaitable<void> worker(Queue& q, std::size_t& processed, bool hold) {
   for (;;) {
-    auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
-    if (ec) co_return;
+    auto key = co_await next(q);
+    if (!key) co_return;
     if (hold) co_await asio::post(q.get_executor(), asio::deferred);
-    q.done(key);
+    q.done(*key);
     ++processed;
   }
 }
@@ -71,9 +107,9 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
         io,
         [&]() -> asio::awaitable<void> {
           for (;;) {
-            auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
-            if (ec) co_return;
-            q.done(key);
+            auto key = co_await next(q);
+            if (!key) co_return;
+            q.done(*key);
             if (++processed == n) {
               end = steady::now();
               q.shutdown();
@@ -88,9 +124,7 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
       for (auto& k : keys) q.add(k);
     });
   } else {
-    asio::post(io, [&] {
-      for (auto& k : keys) q.add(k);
-    });
+    asio::co_spawn(io, produce(io, n, [&](std::size_t i) { q.add(keys[i]); }), asio::detached);
   }
   io.run();
   if (producer.joinable()) producer.join();
@@ -113,10 +147,7 @@ double dedup_hot(std::size_t n) {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        for (std::size_t i = 0; i < n; ++i) {
-          q.add(hot[pick[i]]);
-          if (i % 64 == 63) co_await asio::post(io, asio::deferred);  // let the workers run
-        }
+        co_await produce(io, n, [&](std::size_t i) { q.add(hot[pick[i]]); });
         co_await q.async_shutdown_with_drain(asio::deferred);
       },
       asio::detached);
@@ -142,9 +173,9 @@ double add_after_random(std::size_t n) {
       io,
       [&]() -> asio::awaitable<void> {
         for (;;) {
-          auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
-          if (ec) co_return;
-          q.done(key);
+          auto key = co_await next(q);
+          if (!key) co_return;
+          q.done(*key);
           if (++processed == n) {
             end = steady::now();
             q.shutdown();
@@ -152,9 +183,7 @@ double add_after_random(std::size_t n) {
         }
       },
       asio::detached);
-  asio::post(io, [&] {
-    for (std::size_t i = 0; i < n; ++i) q.add_after(keys[i], delays[i]);
-  });
+  asio::co_spawn(io, produce(io, n, [&](std::size_t i) { q.add_after(keys[i], delays[i]); }), asio::detached);
   io.run();
   if (processed != n) throw std::runtime_error("add_after_random: processed " + std::to_string(processed));
   return std::chrono::duration<double, std::nano>(end - start).count();

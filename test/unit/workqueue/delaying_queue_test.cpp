@@ -12,8 +12,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -184,4 +186,61 @@ TEST_CASE("delaying_queue: with the real clock the timer delivers the item", "[w
   io.run();  // returns: shutdown cancels the timer
   CHECK(got == "early");
   CHECK(waited >= 2ms);
+}
+
+TEST_CASE("delay_heap: many ready at once come out in time order, ties in call order, rest keep waiting",
+          "[workqueue][delay]") {
+  // More ready items than the one-by-one limit, so the bulk path runs.
+  wq::manual_clock clk;
+  const auto t0 = clk.now();
+  wq::detail::delay_heap<std::string> h;
+  strings expected;
+  for (int i = 0; i < 500; ++i) {
+    // times 499, 498, ... 0 ms: reverse of call order; every 10th shares a time with the next
+    const int ms = 499 - i - (i % 10 == 1 ? 1 : 0);
+    h.push("k" + std::to_string(i), t0 + std::chrono::milliseconds(ms));
+  }
+  h.push("k7", t0 - 1ms);               // moved earlier: its old entry becomes stale
+  h.push("late", t0 + 1000ms);          // not ready
+  CHECK(h.size() == 501);
+  strings out;
+  h.pop_ready(t0 + 499ms, [&](std::string&& s) { out.push_back(std::move(s)); });
+  CHECK(out.size() == 500);
+  CHECK(out.front() == "k7");
+  // After k7, the rest in increasing time; equal times in call order.
+  strings rest(out.begin() + 1, out.end());
+  strings want;
+  std::vector<std::pair<int, int>> keyed;  // (ms, call index)
+  for (int i = 0; i < 500; ++i) {
+    if (i == 7) continue;
+    keyed.emplace_back(499 - i - (i % 10 == 1 ? 1 : 0), i);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (auto& [ms, i] : keyed) want.push_back("k" + std::to_string(i));
+  CHECK(rest == want);
+  CHECK(h.size() == 1);
+  CHECK(h.contains("late"));
+  CHECK(h.next_ready_at() == t0 + 1000ms);
+  h.pop_ready(t0 + 1000ms, [&](std::string&& s) { out.push_back(std::move(s)); });
+  CHECK(out.back() == "late");
+  CHECK(h.empty());
+}
+
+TEST_CASE("delaying_queue: items ready at once after a long handler come out in time order", "[workqueue][delay]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  asio::post(io, [&] {
+    for (int i = 0; i < 300; ++i) q.add_after("k" + std::to_string(i), std::chrono::milliseconds(300 - i));
+  });
+  settle(io);
+  CHECK(q.waiting_for_delay() == 300);
+  clk.advance(1s);
+  strings out = drain_ready(io, q);
+  REQUIRE(out.size() == 300);
+  CHECK(out.front() == "k299");
+  CHECK(out.back() == "k0");
+  CHECK(std::is_sorted(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+    return std::stoi(a.substr(1)) > std::stoi(b.substr(1));
+  }));
 }

@@ -444,3 +444,101 @@ TEST_CASE("queue: len is queued items only (not processing)", "[workqueue][queue
   q.shutdown();
   settle(io);
 }
+
+TEST_CASE("queue: try_get takes a ready item synchronously and follows the same rules", "[workqueue][queue][try_get]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  asio::post(io, [&] {
+    CHECK_FALSE(q.try_get().has_value());  // empty: nothing changes
+    q.add("a");
+    q.add("b");
+    q.add("a");  // waiting: stored once
+    CHECK(q.len() == 2);
+    auto a = q.try_get();
+    REQUIRE(a.has_value());
+    CHECK(*a == "a");
+    CHECK(q.len() == 1);
+    q.add("a");  // held: not handed out again until done
+    auto b = q.try_get();
+    REQUIRE(b.has_value());
+    CHECK(*b == "b");
+    CHECK_FALSE(q.try_get().has_value());
+    q.done("a");  // re-added while held: queued again now
+    CHECK(q.len() == 1);
+    auto again = q.try_get();
+    REQUIRE(again.has_value());
+    CHECK(*again == "a");
+    q.done("a");
+    q.done("b");
+    q.add("b");  // forgotten at done: a later add queues it again
+    CHECK(q.len() == 1);
+    q.shutdown();
+    auto last = q.try_get();  // queued items are still handed out after shutdown
+    REQUIRE(last.has_value());
+    CHECK(*last == "b");
+    CHECK_FALSE(q.try_get().has_value());
+  });
+  settle(io);
+}
+
+TEST_CASE("queue: a parked worker gets a new item before try_get can take it", "[workqueue][queue][try_get]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  auto g = std::make_shared<got>();
+  get_into(q, g);
+  settle(io);
+  asio::post(io, [&] {
+    q.add("x");
+    CHECK_FALSE(q.try_get().has_value());  // "x" went to the parked worker (oldest waiter first)
+  });
+  settle(io);
+  REQUIRE(g->completed);
+  CHECK(g->item == "x");
+}
+
+TEST_CASE("queue: adds from another thread that hit a held item requeue it on done", "[workqueue][queue]") {
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  q.add("k");
+  settle(io);
+  CHECK(get_now(io, q) == "k");
+  q.add("k");  // not on the executor: hand-off node, deduplicated on arrival
+  q.add("k");
+  settle(io);
+  CHECK(q.len() == 0);  // held: not queued
+  asio::post(io, [&] { q.done("k"); });
+  settle(io);
+  CHECK(q.len() == 1);
+  CHECK(get_now(io, q) == "k");
+}
+
+TEST_CASE("queue: items done and added again across many done() calls are queued once each, in order",
+          "[workqueue][queue]") {
+  // Crosses the batches in which finished items are unindexed, and done()
+  // calls for items that were not the last ones handed out.
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  asio::post(io, [&] {
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 700; ++i) q.add("k" + std::to_string(i));
+      for (int i = 0; i < 700; ++i) q.add("k" + std::to_string(i));  // waiting: stored once
+      CHECK(q.len() == 700);
+      std::vector<std::string> held;
+      while (auto item = q.try_get()) held.push_back(*item);
+      REQUIRE(held.size() == 700);
+      CHECK(held.front() == "k0");
+      CHECK(held.back() == "k699");
+      q.add("k5");  // held: requeued at done
+      for (auto it = held.rbegin(); it != held.rend(); ++it) q.done(*it);  // oldest handed out last
+      CHECK(q.len() == 1);
+      auto again = q.try_get();
+      REQUIRE(again.has_value());
+      CHECK(*again == "k5");
+      q.done("k5");
+      q.done("k5");  // not held any more: ignored
+      CHECK(q.len() == 0);
+      CHECK_FALSE(q.try_get().has_value());
+    }
+  });
+  settle(io);
+}

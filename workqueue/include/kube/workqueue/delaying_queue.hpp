@@ -27,7 +27,8 @@ class delaying_queue : public queue<T, Hash, KeyEqual> {
   using duration = clock::duration;
 
   /// Adds `item` after `delay`. Any thread. Counts as a retry in metrics.
-  void add_after(T item, duration delay) { this->impl_->add_after(std::move(item), delay); }
+  void add_after(const T& item, duration delay) { this->impl_->add_after(item, delay); }
+  void add_after(T&& item, duration delay) { this->impl_->add_after(std::move(item), delay); }
 
   /// Items waiting for their delay (distinct). Executor only.
   [[nodiscard]] std::size_t waiting_for_delay() const noexcept { return this->impl_->waiting_for_delay(); }

@@ -48,6 +48,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace kube::workqueue {
@@ -87,7 +88,31 @@ class queue {
   [[nodiscard]] const clock& time_source() const noexcept { return impl_->time_source(); }
 
   /// Marks `item` as needing processing. Any thread. Ignored after shutdown.
-  void add(T item) { impl_->add(std::move(item)); }
+  /// On the executor the item is copied only if it is not queued or held
+  /// already.
+  void add(const T& item) { impl_->add(item); }
+  void add(T&& item) { impl_->add(std::move(item)); }
+
+  /// The next ready item, synchronously: if one is queued it is taken (the
+  /// caller holds it until done()) and returned; otherwise nullopt (nothing
+  /// queued, or shut down and drained) and nothing changes. Executor only.
+  /// Not a completion: a worker loop calls it first and awaits async_get()
+  /// only when it returns nullopt, so a busy queue never round-trips through
+  /// the executor's handler queue:
+  ///
+  ///   for (;;) {
+  ///     std::optional<T> item = q.try_get();
+  ///     if (!item) {
+  ///       auto [ec, got] = co_await q.async_get(asio::as_tuple(asio::deferred));
+  ///       if (ec) break;  // shut down (or cancelled)
+  ///       item = std::move(got);
+  ///     }
+  ///     ... process *item ...; q.done(*item);
+  ///   }
+  ///
+  /// A worker that processes without suspending in between keeps the
+  /// executor until the queue is empty, as a Go worker keeps its thread.
+  [[nodiscard]] std::optional<T> try_get() { return impl_->try_get(); }
 
   /// Waits for an item. Executor only. Signature void(error_code, T).
   template <boost::asio::completion_token_for<void(error_code, T)> Token = boost::asio::deferred_t>

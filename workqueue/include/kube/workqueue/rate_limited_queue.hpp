@@ -38,9 +38,15 @@ class rate_limited_queue : public delaying_queue<T, Hash, KeyEqual> {
   }
 
   /// Adds `item` when the limiter allows it. Executor only.
-  void add_rate_limited(T item) {
-    const auto wait = limiter_->when(item, this->time_source().now());
-    this->impl_->add_after_local(std::move(item), wait);
+  void add_rate_limited(const T& item) {
+    const auto now = this->time_source().now();
+    const auto wait = limiter_->when(item, now);
+    this->impl_->add_after_local(item, wait, now);
+  }
+  void add_rate_limited(T&& item) {
+    const auto now = this->time_source().now();
+    const auto wait = limiter_->when(item, now);
+    this->impl_->add_after_local(std::move(item), wait, now);
   }
 
   /// Resets the item's backoff. Executor only.

@@ -1,20 +1,24 @@
 #pragma once
 
-// The waiting items of a delaying queue: a min-heap on ready time plus a map
-// item -> (ready time, sequence). Adding an item that already waits keeps the
-// earlier ready time (client-go's insert()). Moving an item earlier pushes a
-// new heap entry; the old one becomes stale and is skipped when it surfaces,
-// which is cheaper than a heap with positions kept in the map.
+// The waiting items of a delaying queue: a min-heap on ready time plus an
+// index item -> node. Adding an item that already waits keeps the earlier
+// ready time (client-go's insert()). Moving an item earlier pushes a new heap
+// entry; the old one becomes stale and is skipped when it surfaces, which is
+// cheaper than a heap with positions kept in the nodes.
 // Items with equal ready times come out in insertion order.
+// Each item is stored once, in a node with its cached hash; heap entries keep
+// (ready time, sequence) inline so sifting never dereferences a node, and
+// count references to their node so a stale entry never points at freed
+// memory.
 // A plain class: `now` comes from the caller; it never touches a timer.
 
 #include <kube/workqueue/clock.hpp>
-
-#include <boost/unordered/unordered_flat_map.hpp>
+#include <kube/workqueue/detail/hashed_key.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -25,15 +29,35 @@ class delay_heap {
  public:
   using time_point = clock::time_point;
 
+  delay_heap() = default;
+  delay_heap(const delay_heap&) = delete;
+  delay_heap& operator=(const delay_heap&) = delete;
+  ~delay_heap() { clear(); }
+
   /// Schedules `item` at `ready_at`; returns true if that is earlier than the
   /// time it was already scheduled at (or it was not waiting).
-  bool push(const T& item, time_point ready_at) {
-    auto [it, inserted] = waiting_.try_emplace(item, slot{ready_at, seq_});
-    if (!inserted) {
-      if (ready_at >= it->second.ready_at) return false;
-      it->second = slot{ready_at, seq_};
+  bool push(const T& item, time_point ready_at) { return push(item, ready_at, traits::hash(item)); }
+  bool push(T&& item, time_point ready_at) {
+    const std::size_t h = traits::hash(item);
+    return push(std::move(item), ready_at, h);
+  }
+
+  /// As push(), with the item's hash (traits::hash) already computed.
+  template <class U>
+  bool push(U&& item, time_point ready_at, std::size_t hash) {
+    auto it = waiting_.find(key_ref<T>{&item, hash});
+    node* n;
+    if (it != waiting_.end()) {
+      n = *it;
+      if (ready_at >= n->ready_at) return false;
+      n->ready_at = ready_at;
+      n->seq = seq_;
+      ++n->entries;
+    } else {
+      n = new node{T(std::forward<U>(item)), hash, ready_at, seq_};
+      waiting_.insert(n);
     }
-    heap_.push_back(entry{ready_at, seq_, item});
+    heap_.push_back(entry{ready_at, seq_, n});
     std::push_heap(heap_.begin(), heap_.end(), later{});
     ++seq_;
     return true;
@@ -42,7 +66,9 @@ class delay_heap {
   [[nodiscard]] bool empty() const noexcept { return waiting_.empty(); }
   /// Number of distinct waiting items.
   [[nodiscard]] std::size_t size() const noexcept { return waiting_.size(); }
-  [[nodiscard]] bool contains(const T& item) const { return waiting_.contains(item); }
+  [[nodiscard]] bool contains(const T& item) const {
+    return waiting_.find(key_ref<T>{&item, traits::hash(item)}) != waiting_.end();
+  }
 
   /// The earliest ready time. Precondition: !empty().
   [[nodiscard]] time_point next_ready_at() {
@@ -50,35 +76,65 @@ class delay_heap {
     return heap_.front().ready_at;
   }
 
-  /// Removes every item with ready time <= now, calling f(T&&) for each in
-  /// ready-time order.
+  /// Removes every item with ready time <= now, calling f(T&&) (or
+  /// f(T&&, hash) if f takes it) for each in ready-time order.
+  ///
+  /// A few items are popped one by one (log n each). When more are ready
+  /// (the executor was busy past many ready times), they are taken in bulk:
+  /// one pass splits ready from waiting entries, the ready ones are sorted,
+  /// the rest re-heapified: sequential work instead of a cache-missing sift
+  /// per item.
   template <class F>
   void pop_ready(time_point now, F&& f) {
-    for (;;) {
+    for (int i = 0; i < bulk_after; ++i) {
       drop_stale();
       if (heap_.empty() || heap_.front().ready_at > now) return;
       std::pop_heap(heap_.begin(), heap_.end(), later{});
-      entry e = std::move(heap_.back());
+      node* n = heap_.back().n;
       heap_.pop_back();
-      waiting_.erase(e.item);
-      f(std::move(e.item));
+      waiting_.erase(n);
+      hand_out(n, f);
+    }
+    drop_stale();
+    if (heap_.empty() || heap_.front().ready_at > now) return;
+    auto split = std::partition(heap_.begin(), heap_.end(), [now](const entry& e) { return e.ready_at <= now; });
+    std::vector<entry> ready(heap_.begin(), split);
+    heap_.erase(heap_.begin(), split);
+    std::make_heap(heap_.begin(), heap_.end(), later{});
+    std::sort(ready.begin(), ready.end(), [](const entry& a, const entry& b) { return later{}(b, a); });
+    // No entry left waiting: every waiting item is in `ready`.
+    const bool all = heap_.empty();
+    if (all) waiting_.clear();
+    for (const entry& e : ready) {
+      if (e.n->popped || e.n->seq != e.seq) {
+        release(e.n);  // stale
+        continue;
+      }
+      if (!all) waiting_.erase(e.n);
+      hand_out(e.n, f);
     }
   }
 
   void clear() noexcept {
+    for (const entry& e : heap_) release(e.n);
     heap_.clear();
     waiting_.clear();
   }
 
  private:
-  struct slot {
+  struct node {
+    T item;
+    std::size_t hash;
     time_point ready_at;
-    std::uint64_t seq;
+    std::uint64_t seq;              // of the entry that is current
+    std::uint32_t entries = 1;      // heap entries pointing here
+    bool popped = false;            // handed out; remaining entries are stale
   };
+  using traits = node_traits<T, Hash, KeyEqual, node>;
   struct entry {
     time_point ready_at;
     std::uint64_t seq;
-    T item;
+    node* n;
   };
   struct later {
     bool operator()(const entry& a, const entry& b) const noexcept {
@@ -86,17 +142,39 @@ class delay_heap {
     }
   };
 
+  static constexpr int bulk_after = 64;
+
+  // `n`'s current entry has left the heap and `n` has left the index.
+  template <class F>
+  static void hand_out(node* n, F& f) {
+    n->popped = true;
+    T item = std::move(n->item);
+    const std::size_t h = n->hash;
+    release(n);
+    if constexpr (std::is_invocable_v<F&, T&&, std::size_t>) {
+      f(std::move(item), h);
+    } else {
+      f(std::move(item));
+    }
+  }
+
+  static void release(node* n) noexcept {
+    if (--n->entries == 0) delete n;
+  }
+
   void drop_stale() {
     while (!heap_.empty()) {
-      auto it = waiting_.find(heap_.front().item);
-      if (it != waiting_.end() && it->second.seq == heap_.front().seq) return;
+      const entry& e = heap_.front();
+      if (!e.n->popped && e.n->seq == e.seq) return;
       std::pop_heap(heap_.begin(), heap_.end(), later{});
+      node* n = heap_.back().n;
       heap_.pop_back();
+      release(n);
     }
   }
 
   std::vector<entry> heap_;
-  boost::unordered_flat_map<T, slot, Hash, KeyEqual> waiting_;
+  typename traits::set waiting_;
   std::uint64_t seq_ = 0;
 };
 

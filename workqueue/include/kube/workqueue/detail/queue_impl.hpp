@@ -9,6 +9,7 @@
 #include <kube/workqueue/clock.hpp>
 #include <kube/workqueue/detail/delay_heap.hpp>
 #include <kube/workqueue/detail/executor_probe.hpp>
+#include <kube/workqueue/detail/hashed_key.hpp>
 #include <kube/workqueue/error.hpp>
 #include <kube/workqueue/metrics.hpp>
 #include <kube/workqueue/queue_params.hpp>
@@ -24,9 +25,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/unordered/unordered_flat_map.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -55,9 +56,10 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   queue_impl& operator=(const queue_impl&) = delete;
 
   ~queue_impl() {
-    for (remote_node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
+    for (node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
       delete std::exchange(n, n->next);
     }
+    for (node* n : index_) delete n;
   }
 
   /// After construction (needs shared_from_this): a manual clock wakes the
@@ -81,22 +83,24 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   [[nodiscard]] bool shutting_down() const noexcept { return shutting_down_.load(std::memory_order_acquire); }
   [[nodiscard]] std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
 
-  void add(T item) {
+  template <class U>
+  void add(U&& item) {
     if (on_executor()) {
-      add_local(std::move(item));
+      add_local(std::forward<U>(item));
     } else {
-      push_remote(std::move(item), false, time_point{});
+      push_remote(std::forward<U>(item), false, time_point{});
     }
   }
 
-  void add_after(T item, duration d) {
+  template <class U>
+  void add_after(U&& item, duration d) {
     if (shutting_down()) return;
     if (on_executor()) {
-      add_after_local(std::move(item), d);
+      add_after_local(std::forward<U>(item), d);
       return;
     }
     // Count the retry on the executor; the ready time is fixed now, at the call.
-    push_remote(std::move(item), true, d <= duration::zero() ? time_point::min() : clock_->now() + d);
+    push_remote(std::forward<U>(item), true, d <= duration::zero() ? time_point::min() : clock_->now() + d);
   }
 
   void shutdown() {
@@ -113,32 +117,53 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- executor only ------------------------------------------------------
 
-  void add_local(T item) {
-    if (shut_) return;
-    auto [it, inserted] = state_.try_emplace(item, st_dirty);
-    if (!inserted) {
-      if ((it->second & st_dirty) != 0) return;  // already waiting: stored once
-      it->second |= st_dirty;                    // being processed: done() requeues it
-      metric_add(item);
-      return;
-    }
-    metric_add(item);
-    make_ready(it, std::move(item));
+  // U is T or const T&: the item is copied into the queue only when it is
+  // not there yet.
+  template <class U>
+  void add_local(U&& item) {
+    add_local(std::forward<U>(item), traits::hash(item));
   }
 
-  void add_after_local(T item, duration d) {
+  template <class U>
+  void add_local(U&& item, std::size_t hash) {
+    if (shut_) return;
+    auto it = index_.find(key_ref<T>{&item, hash});
+    if (it != index_.end()) {
+      mark_dirty(*it);
+      return;
+    }
+    insert_new(new node{T(std::forward<U>(item)), hash});
+  }
+
+  template <class U>
+  void add_after_local(U&& item, duration d) {
+    add_after_local(std::forward<U>(item), d, d <= duration::zero() ? time_point{} : clock_->now());
+  }
+
+  /// `now` is the clock's time at the call (a rate limiter has read it
+  /// already; reading the clock costs as much as the rest of the call).
+  template <class U>
+  void add_after_local(U&& item, duration d, time_point now) {
     if (shut_) return;
     if (metrics_) metrics_->on_retry();
     if (d <= duration::zero()) {
-      add_local(std::move(item));
+      add_local(std::forward<U>(item));
       return;
     }
-    schedule(std::move(item), clock_->now() + d);
+    const std::size_t h = traits::hash(item);
+    if (heap_.push(std::forward<U>(item), now + d, h)) arm_timer();
+  }
+
+  /// The front item if one is ready now (it is then held by the caller until
+  /// done()); nullopt otherwise. Synchronous: no completion is involved.
+  std::optional<T> try_get() {
+    if (fifo_head_ == nullptr) return std::nullopt;
+    return std::optional<T>(take_front());
   }
 
   template <class Handler>
   void initiate_get(Handler&& handler) {
-    if (!fifo_.empty()) {
+    if (fifo_head_ != nullptr) {
       T item = take_front();
       complete(std::forward<Handler>(handler), error_code{}, std::move(item));
       return;
@@ -154,16 +179,20 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   void done(const T& item) {
-    auto it = state_.find(item);
-    if (it == state_.end() || (it->second & st_processing) == 0) return;  // not held by a worker
+    node* n = recently_taken(item);
+    if (n == nullptr) {
+      auto it = index_.find(key_ref<T>{&item, traits::hash(item)});
+      if (it == index_.end()) return;
+      n = *it;
+    }
+    if ((n->state & st_processing) == 0) return;  // not held by a worker
     --processing_;
-    metric_done(item);
-    if ((it->second & st_dirty) != 0) {
-      it->second = st_dirty;
-      T again = it->first;
-      make_ready(it, std::move(again));
+    metric_done(n->item);
+    if ((n->state & st_dirty) != 0) {
+      n->state = st_dirty;
+      make_ready(n);
     } else {
-      state_.erase(it);
+      retire(n);
     }
     if (processing_ == 0 && drain_) finish_drain();
   }
@@ -185,8 +214,25 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
  private:
+  // state 0 (idle): neither; the node stays indexed until the next purge and
+  // is revived in place if the item is added again before that.
   enum : std::uint8_t { st_dirty = 1, st_processing = 2 };
-  using state_map = boost::unordered_flat_map<T, std::uint8_t, Hash, KeyEqual>;
+
+  // One node per item that is dirty (waiting or to be requeued at done())
+  // and/or being processed; the item is stored here only. A node is queued
+  // (linked from fifo_head_) exactly when its state is st_dirty alone.
+  // Before it reaches the executor, a node added from another thread sits on
+  // the remote stack (same `next` link) with its delay.
+  struct node {
+    T item;
+    std::size_t hash;
+    node* next = nullptr;
+    std::uint8_t state = 0;
+    bool idle_listed = false;     // on idle_
+    bool delayed = false;         // remote add_after
+    time_point ready_at{};        // remote add_after: min() means now
+  };
+  using traits = node_traits<T, Hash, KeyEqual, node>;
 
   struct waiter {
     get_handler handler;
@@ -205,19 +251,18 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     }
   };
 
-  struct remote_node {
-    remote_node* next;
-    T item;
-    time_point ready_at;
-    bool delayed;
-  };
-
   // ---- cross-thread hand-off ------------------------------------------------
 
-  void push_remote(T item, bool delayed, time_point ready_at) {
+  // The node (and the item's hash) is made on the calling thread, so the
+  // executor only links it in.
+  template <class U>
+  void push_remote(U&& item, bool delayed, time_point ready_at) {
     if (shutting_down()) return;
-    auto* n = new remote_node{nullptr, std::move(item), ready_at, delayed};
-    remote_node* head = remote_.load(std::memory_order_relaxed);
+    const std::size_t h = traits::hash(item);
+    auto* n = new node{T(std::forward<U>(item)), h};
+    n->delayed = delayed;
+    n->ready_at = ready_at;
+    node* head = remote_.load(std::memory_order_relaxed);
     do {
       n->next = head;
     } while (!remote_.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_relaxed));
@@ -227,59 +272,136 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   void drain_remote() {
-    remote_node* n = remote_.exchange(nullptr, std::memory_order_acquire);
-    remote_node* oldest = nullptr;  // the stack is newest-first: reverse it
+    node* n = remote_.exchange(nullptr, std::memory_order_acquire);
+    node* oldest = nullptr;  // the stack is newest-first: reverse it
     while (n != nullptr) {
-      remote_node* next = n->next;
+      node* next = n->next;
       n->next = oldest;
       oldest = n;
       n = next;
     }
     while (oldest != nullptr) {
-      const std::unique_ptr<remote_node> node(std::exchange(oldest, oldest->next));
-      if (!node->delayed) {
-        add_local(std::move(node->item));
-      } else if (!shut_) {
+      node* r = std::exchange(oldest, oldest->next);
+      r->next = nullptr;
+      if (shut_) {
+        delete r;
+        continue;
+      }
+      if (r->delayed) {
         if (metrics_) metrics_->on_retry();
-        if (node->ready_at == time_point::min()) {
-          add_local(std::move(node->item));
-        } else {
-          schedule(std::move(node->item), node->ready_at);
+        if (r->ready_at != time_point::min()) {
+          schedule(std::move(r->item), r->ready_at, r->hash);  // ready time fixed at the call
+          delete r;
+          continue;
         }
+      }
+      // Adopt the node itself unless the item is already queued or held.
+      auto it = index_.find(key_ref<T>{&r->item, r->hash});
+      if (it != index_.end()) {
+        mark_dirty(*it);
+        delete r;
+      } else {
+        insert_new(r);
       }
     }
   }
 
   // ---- ready items ------------------------------------------------------------
 
-  // `it` is item's entry, already marked dirty and not processing.
-  void make_ready(typename state_map::iterator it, T&& item) {
+  // An add of an item that has a node already.
+  void mark_dirty(node* n) {
+    if (n->state == 0) {  // idle (done, not yet purged): a new add
+      n->state = st_dirty;
+      metric_add(n->item);
+      make_ready(n);
+      return;
+    }
+    if ((n->state & st_dirty) != 0) return;  // already waiting: stored once
+    n->state |= st_dirty;                    // being processed: done() requeues it
+    metric_add(n->item);
+  }
+
+  // A new item: index it and make it ready.
+  void insert_new(node* n) {
+    n->state = st_dirty;
+    index_.insert(n);
+    metric_add(n->item);
+    make_ready(n);
+  }
+
+  // `n` is marked dirty and not processing: hand it to the oldest parked
+  // worker, or queue it.
+  void make_ready(node* n) {
     if (waiter* w = head_) {
       unlink(w);
-      it->second = st_processing;
+      n->state = st_processing;
       ++processing_;
-      metric_get(item);
+      note_taken(n);
+      metric_get(n->item);
       w->slot.clear();
       get_handler h = std::move(w->handler);
       delete w;
-      complete(std::move(h), error_code{}, std::move(item));
+      complete(std::move(h), error_code{}, T(n->item));
       return;
     }
-    fifo_.push_back(std::move(item));
-    len_.store(fifo_.size(), std::memory_order_relaxed);
+    n->next = nullptr;
+    (fifo_tail_ != nullptr ? fifo_tail_->next : fifo_head_) = n;
+    fifo_tail_ = n;
+    len_.store(++fifo_len_, std::memory_order_relaxed);
   }
 
+  // done() usually names an item just handed out: finding its node among the
+  // last few handed out (hot in cache) saves hashing and a cache-missing
+  // probe of the index.
+  node* recently_taken(const T& item) const {
+    for (node* r : recent_) {
+      if (r != nullptr && KeyEqual{}(r->item, item)) return r;
+    }
+    return nullptr;
+  }
+
+  void note_taken(node* n) noexcept { recent_[recent_next_++ % recent_.size()] = n; }
+
+  // A node that is neither queued nor held. Unindexing is batched: the probes
+  // of a batch are independent, so their cache misses overlap, and a key
+  // added again soon reuses its node (no allocation).
+  void retire(node* n) {
+    n->state = 0;
+    if (n->idle_listed) return;
+    n->idle_listed = true;
+    idle_.push_back(n);
+    if (idle_.size() >= idle_batch) purge_idle();
+  }
+
+  void purge_idle() {
+    recent_.fill(nullptr);
+    for (node* n : idle_) {
+      n->idle_listed = false;
+      if (n->state != 0) continue;  // revived
+      index_.erase(n);
+      delete n;
+    }
+    idle_.clear();
+  }
+
+  // The worker gets a copy; the node keeps the item as the index key.
   T take_front() {
-    T item = std::move(fifo_.front());
-    fifo_.pop_front();
-    len_.store(fifo_.size(), std::memory_order_relaxed);
-    state_.find(item)->second = st_processing;
+    node* n = fifo_head_;
+    fifo_head_ = n->next;
+    if (fifo_head_ == nullptr) fifo_tail_ = nullptr;
+    n->next = nullptr;
+    len_.store(--fifo_len_, std::memory_order_relaxed);
+    n->state = st_processing;
     ++processing_;
-    metric_get(item);
-    return item;
+    note_taken(n);
+    metric_get(n->item);
+    return n->item;
   }
 
   // Completion is always posted, never invoked inside the initiating call.
+  // (A parked waiter is type-erased in any_completion_handler, whose
+  // any_completion_executor cannot be required to be blocking.never, so the
+  // post goes through ex_ as asio::post does it.)
   template <class Handler, class... Args>
   void complete(Handler&& h, Args&&... args) {
     asio::post(ex_, asio::append(std::forward<Handler>(h), std::forward<Args>(args)...));
@@ -319,17 +441,20 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- delays -----------------------------------------------------------------
 
-  void schedule(T item, time_point ready_at) {
+  template <class U>
+  void schedule(U&& item, time_point ready_at, std::size_t hash) {
     if (ready_at <= clock_->now()) {
-      add_local(std::move(item));
+      add_local(std::forward<U>(item), hash);
       return;
     }
-    if (heap_.push(item, ready_at)) arm_timer();
+    if (heap_.push(std::forward<U>(item), ready_at, hash)) arm_timer();
   }
 
+  // Everything that is ready is moved to the queue in one go; the worker
+  // then takes it without going back through the reactor per item.
   void on_timer() {
     if (shut_) return;
-    heap_.pop_ready(clock_->now(), [this](T&& item) { add_local(std::move(item)); });
+    heap_.pop_ready(clock_->now(), [this](T&& item, std::size_t hash) { add_local(std::move(item), hash); });
     timer_armed_ = false;
     arm_timer();
   }
@@ -427,8 +552,14 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   duration unfinished_period_;
 
   // executor-confined
-  std::deque<T> fifo_;  // ready items, in order
-  state_map state_;     // dirty and/or processing, one entry per item
+  typename traits::set index_;  // every node, by item
+  static constexpr std::size_t idle_batch = 256;
+  std::vector<node*> idle_;                // retired nodes, still indexed
+  std::array<node*, 2> recent_{};          // last handed out (for done)
+  std::size_t recent_next_ = 0;
+  node* fifo_head_ = nullptr;   // ready items, in order (intrusive list)
+  node* fifo_tail_ = nullptr;
+  std::size_t fifo_len_ = 0;
   std::size_t processing_ = 0;
   waiter* head_ = nullptr;  // parked async_get operations, oldest first
   waiter* tail_ = nullptr;
@@ -449,7 +580,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   bool work_timer_armed_ = false;
 
   // any thread
-  std::atomic<remote_node*> remote_{nullptr};
+  std::atomic<node*> remote_{nullptr};
   std::atomic<bool> shutting_down_{false};
   std::atomic<std::size_t> len_{0};
 };
