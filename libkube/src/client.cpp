@@ -437,9 +437,11 @@ asio::awaitable<result<response>> client_impl::run(request req) {
     auto r = co_await attempt(req, retryable_failure, retry_after);
     if (r.ec == asio::error::operation_aborted) co_return r;
 
-    // A keep-alive connection the server had closed: try once more at once
-    // on a fresh connection, for idempotent requests only.
-    if (r.ec && retryable_failure && retries < settings.max_retries && (idempotent || r.value.status == 0)) {
+    // A pooled connection the server had closed while idle (the failure came
+    // before any response byte): retry at once on a fresh connection, for any
+    // method, as the server never answered. A connection reset: retry GET and
+    // HEAD only (client-go's rule), after a second.
+    if (r.ec && retryable_failure && retries < settings.max_retries) {
       if (!idempotent && r.ec == asio::error::connection_reset) co_return r;
       ++retries;
       settings.log.log(log_level::debug, req.describe() + ": retrying on a new connection after " + r.ec.message());
