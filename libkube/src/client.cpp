@@ -188,10 +188,11 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const transport_settings& s
   return ctx;
 }
 
-std::vector<std::string> parse_warnings(const std::vector<std::string>& values) {
+std::vector<std::string> parse_warnings(const http::fields& headers) {
   // warn-code SP warn-agent SP "warn-text" [SP "warn-date"]; keep the text.
   std::vector<std::string> out;
-  for (const auto& v : values) {
+  for (auto [f, last] = headers.equal_range(http::field::warning); f != last; ++f) {
+    const std::string_view v = f->value();
     const auto open = v.find('"');
     if (open == std::string::npos) continue;
     std::string text;
@@ -399,9 +400,7 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   auto& res = parser.get();
   r.value.status = res.result_int();
   r.value.content_type = std::string(res[http::field::content_type]);
-  std::vector<std::string> warning_values;
-  for (auto [it, end] = res.equal_range(http::field::warning); it != end; ++it) warning_values.emplace_back(it->value());
-  r.value.warnings = parse_warnings(warning_values);
+  r.value.warnings = parse_warnings(res);
   surface_warnings(r.value.warnings);
   retry_after = -1;
   if (const auto ra = res[http::field::retry_after]; !ra.empty()) {
@@ -580,10 +579,7 @@ asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
     }
     st->conn = std::move(conn);
     const unsigned status = st->parser.get().result_int();
-    std::vector<std::string> warning_values;
-    for (auto [it, end] = st->parser.get().equal_range(http::field::warning); it != end; ++it)
-      warning_values.emplace_back(it->value());
-    surface_warnings(parse_warnings(warning_values));
+    surface_warnings(parse_warnings(st->parser.get()));
     if (status >= 200 && status < 300) {
       r.value = watch_stream(std::move(st));
       co_return r;

@@ -141,8 +141,8 @@ struct watch_state {
   void close();
 };
 
-/// Parses `299 - "text" "date"` Warning header values into their text.
-std::vector<std::string> parse_warnings(const std::vector<std::string>& header_values);
+/// The text of each `299 - "text" "date"` Warning header.
+std::vector<std::string> parse_warnings(const boost::beast::http::fields& headers);
 
 /// Turns a non-2xx answer into (api error code, diagnostics with Status).
 error_code status_error(unsigned http_status, const std::string& body, const request& req, diagnostics& diag);
