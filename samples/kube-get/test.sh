@@ -40,7 +40,9 @@ expect_contains "namespaces are listed" "$out" "$ns"
 # Watch: a configmap created after the list shows up as ADDED.
 "$prog" configmaps -n "$ns" -w --timeout 6 > "$cache/watch.out" 2>&1 &
 wpid=$!
-sleep 2
+# The watch starts at the list's resourceVersion, so any change made after the
+# list was printed is delivered: wait for the list, not for a fixed time.
+for _ in $(seq 100); do grep -q "cm-3" "$cache/watch.out" 2>/dev/null && break; sleep 0.1; done
 k -n "$ns" create configmap late --from-literal=a=1 >/dev/null
 wait $wpid || fail "kube-get -w exited with an error: $(cat "$cache/watch.out")"
 expect_contains "watch shows the new configmap" "$(cat "$cache/watch.out")" "ADDED late"
