@@ -6,8 +6,6 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -479,153 +477,6 @@ asio::awaitable<result<response>> client_impl::run(request req) {
   }
 }
 
-asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
-  n = 0;
-  parser.get().body().data = buf.data();
-  parser.get().body().size = buf.size();
-  auto [ec, used] = co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
-  (void)used;
-  n = buf.size() - parser.get().body().size;
-  if (ec == http::error::need_buffer) ec = {};
-  co_return ec;
-}
-
-// Closes the socket only: a read may still be pending on the connection's
-// stream and buffer, so they live until the watch_state goes away.
-void watch_state::close() {
-  done = true;
-  if (conn) {
-    boost::system::error_code ignored;
-    conn->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    conn->tcp().close();
-  }
-}
-
-asio::awaitable<result<watch_event>> watch_state::next() {
-  result<watch_event> r;
-  for (;;) {
-    // Events decoded before a failure are still delivered, then the failure.
-    if (auto ev = decoder.next()) {
-      r.value = std::move(*ev);
-      co_return r;
-    }
-    if (failure) {
-      r.ec = failure;
-      r.diag = failure_diag;
-      co_return r;
-    }
-    if (done) {
-      r.ec = asio::error::eof;
-      co_return r;
-    }
-    if (parser.is_done()) {
-      end_of_body();
-      continue;
-    }
-    std::size_t n = 0;
-    const auto ec = co_await read_some(n);
-    if (n > 0 && decoder.write(buf.data(), n)) {
-      fail(decoder.error());
-      continue;
-    }
-    if (ec) {
-      const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                         ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-      if (ended) {
-        end_of_body();  // the server went away: a half event is an error, else eof
-      } else {
-        fail(ec);
-      }
-    }
-  }
-}
-
-void watch_state::end_of_body() {
-  if (decoder.finish()) fail(decoder.error());
-  close();
-}
-
-void watch_state::fail(error_code ec) {
-  failure = ec;
-  failure_diag.set_client_message(req.describe() + ": " +
-                                  (ec.category() == client_category() ? decoder.error_message() : ec.message()));
-  close();
-}
-
-asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
-  bool refreshed_auth = false;
-  for (;;) {
-    result<watch_stream> r;
-    auto conn = co_await connect(r.ec, r.diag);
-    if (!conn) co_return r;
-    auto m = to_http(req);
-    if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
-    auto st = std::make_shared<watch_state>();
-    st->impl = shared_from_this();
-    st->req = req;
-    st->parser.body_limit(boost::none);
-    auto ec = co_await conn->visit([&](auto& s) -> asio::awaitable<error_code> {
-      auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
-      (void)wn;
-      if (wec) co_return wec;
-      auto [rec, rn] = co_await http::async_read_header(s, conn->buffer, st->parser, use_tuple);
-      (void)rn;
-      co_return rec;
-    });
-    if (ec) {
-      r.ec = ec;
-      r.diag.set_client_message(req.describe() + ": " + ec.message());
-      co_return r;
-    }
-    st->conn = std::move(conn);
-    const unsigned status = st->parser.get().result_int();
-    surface_warnings(parse_warnings(st->parser.get()));
-    if (status >= 200 && status < 300) {
-      r.value = watch_stream(std::move(st));
-      co_return r;
-    }
-    // Refused: read the (small) Status body.
-    std::string body;
-    while (!st->parser.is_done() && body.size() < (1u << 20)) {
-      std::size_t n = 0;
-      if (co_await st->read_some(n)) break;
-      body.append(st->buf.data(), n);
-    }
-    st->close();
-    if (status == 401 && !refreshed_auth && auth && auth->invalidate()) {
-      refreshed_auth = true;
-      continue;
-    }
-    r.ec = status_error(status, body, req, r.diag);
-    co_return r;
-  }
-}
-
-
-void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
-  spawn_op<watch_stream>(
-      impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
-}
-
-void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler) {
-  if (!state) {
-    auto ex = asio::get_associated_executor(handler);
-    ex.execute([h = std::move(handler)]() mutable {
-      diagnostics d;
-      d.set_client_message("async_next on an empty watch_stream");
-      std::move(h)(error_code(client_errc::watch_stream_error), std::move(d), watch_event{});
-    });
-    return;
-  }
-  spawn_op<watch_event>(
-      state->impl, [state]() -> asio::awaitable<result<watch_event>> {
-        auto r = co_await state->next();
-        if (r.ec == asio::error::operation_aborted) state->close();
-        co_return r;
-      },
-      std::move(handler));
-}
-
 } // namespace detail
 
 namespace {
@@ -686,12 +537,6 @@ std::size_t client::connections_opened() const noexcept {
   return impl_->connections_opened.load(std::memory_order_relaxed);
 }
 
-void watch_stream::close() {
-  if (!state_) return;
-  asio::dispatch(state_->impl->strand, [s = state_] { s->close(); });
-}
-
-bool watch_stream::is_open() const noexcept { return state_ && !state_->done.load(std::memory_order_acquire); }
 
 namespace detail {
 
