@@ -55,12 +55,7 @@ private:
 
 class basic_auth final : public authenticator {
 public:
-  basic_auth(const std::string& user, const std::string& password) {
-    const std::string plain = user + ":" + password;
-    std::string enc(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
-    enc.resize(boost::beast::detail::base64::encode(enc.data(), plain.data(), plain.size()));
-    header_ = "Basic " + enc;
-  }
+  basic_auth(const std::string& user, const std::string& password) : header_(basic_authorization(user, password)) {}
   asio::awaitable<error_code> authorization(std::string& out, diagnostics&) override {
     out = header_;
     co_return error_code{};
@@ -293,6 +288,14 @@ asio::awaitable<error_code> run_exec_plugin(const exec_settings& e, const std::s
     co_return ec;
   }
   co_return error_code{};
+}
+
+std::string basic_authorization(std::string_view user, std::string_view password) {
+  std::string plain;
+  plain.append(user).append(":").append(password);
+  std::string enc(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
+  enc.resize(boost::beast::detail::base64::encode(enc.data(), plain.data(), plain.size()));
+  return "Basic " + enc;
 }
 
 std::unique_ptr<authenticator> make_authenticator(const transport_settings& s, asio::any_io_executor) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kube::detail {
 
@@ -25,6 +26,10 @@ public:
   /// Returns false when there is nothing to refresh (static credentials).
   virtual bool invalidate() { return false; }
 };
+
+/// "Basic " + base64(user ":" password): the API's basic auth and a proxy's
+/// Proxy-Authorization share it.
+std::string basic_authorization(std::string_view user, std::string_view password);
 
 /// Picks the authenticator for the settings: bearer token, token file, basic
 /// or exec plugin; none when no credentials are configured.

@@ -11,7 +11,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <boost/url/encode.hpp>
@@ -33,8 +32,6 @@ namespace http = beast::http;
 
 namespace detail {
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -80,12 +77,6 @@ bool no_proxy_matches(const std::string& host, const std::string& port) {
       return true;
   }
   return false;
-}
-
-std::string base64(const std::string& s) {
-  std::string out(beast::detail::base64::encoded_size(s.size()), '\0');
-  out.resize(beast::detail::base64::encode(out.data(), s.data(), s.size()));
-  return out;
 }
 
 std::string openssl_error_text() {
@@ -140,7 +131,7 @@ endpoint make_endpoint(const transport_settings& s) {
     ep.proxy_host = std::string(purl->host_address());
     ep.proxy_port = purl->has_port() ? std::string(purl->port()) : "80";
     if (purl->has_userinfo())
-      ep.proxy_authorization = "Basic " + base64(std::string(purl->user()) + ":" + std::string(purl->password()));
+      ep.proxy_authorization = basic_authorization(purl->user(), purl->password());
   }
   return ep;
 }

@@ -15,6 +15,8 @@
 #include <kube/response.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -38,6 +40,10 @@
 #include <vector>
 
 namespace kube::detail {
+
+/// The completion token of the SDK's own coroutines: results as a tuple
+/// with the error code, never an exception.
+inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
 
 /// One HTTP/1.1 connection to the apiserver, plain or TLS.
 struct connection {

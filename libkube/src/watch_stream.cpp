@@ -17,9 +17,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 namespace detail {
-namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-} // namespace
 
 asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   n = 0;
