@@ -12,3 +12,6 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/kubeConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/kubeConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kube)
+# kube_add_crd_types() for consumers: the CMake function, with the installed
+# generator script and kube-yaml2json (kube::yaml2json).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/KubeCodegen.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kube)

@@ -596,4 +596,23 @@ kubeconfig kubeconfig::parse(std::string_view yaml, const std::string& origin, b
   return kc;
 }
 
+std::string detail::yaml_to_json(std::string_view yaml, const std::string& origin) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    std::string msg = origin + ": malformed YAML: " + e.msg;
+    if (!e.mark.is_null()) {
+      msg += " (line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) + ")";
+    }
+    throw_config_error(client_errc::invalid_config, msg);
+  }
+  boost::json::array out;
+  for (const auto& d : docs) {
+    if (d && !d.IsNull()) out.push_back(to_json_value(d));
+  }
+  if (out.size() == 1) return boost::json::serialize(out[0]);
+  return boost::json::serialize(out);
+}
+
 } // namespace kube

@@ -42,6 +42,12 @@ namespace kube::detail {
 [[nodiscard]] std::optional<std::string> base64_decode(std::string_view in, std::size_t& bad_offset);
 [[nodiscard]] std::string base64_encode(std::string_view in);
 
+/// Converts a YAML stream to JSON text with sigs.k8s.io/yaml's scalar rules
+/// (as kubectl reads manifests): one document gives its value, several give a
+/// JSON array of the non-empty documents. Throws kube::error (invalid_config)
+/// naming `origin` and the line for malformed YAML.
+[[nodiscard]] std::string yaml_to_json(std::string_view yaml, const std::string& origin);
+
 /// The environment variable's value, or nullopt when unset.
 [[nodiscard]] std::optional<std::string> get_env(const char* name);
 

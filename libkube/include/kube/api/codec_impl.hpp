@@ -1,0 +1,133 @@
+#pragma once
+
+// The templates generated sources use to decode and encode fields. Included
+// only by compiled sources (generated *.cpp); user code needs codec.hpp only.
+
+#include <kube/api/codec.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kube::codec {
+
+template <class T>
+void decode_into(const boost::json::value& in, T& out, const json_path& at);
+template <class T>
+void decode_into(const boost::json::value& in, std::optional<T>& out, const json_path& at);
+template <class T>
+void decode_into(const boost::json::value& in, std::vector<T>& out, const json_path& at);
+template <class T>
+void decode_into(const boost::json::value& in, std::map<std::string, T>& out, const json_path& at);
+template <class T>
+void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& at);
+
+template <class T>
+void encode_from(const T& in, boost::json::value& out);
+template <class T>
+void encode_from(const std::vector<T>& in, boost::json::value& out);
+template <class T>
+void encode_from(const std::map<std::string, T>& in, boost::json::value& out);
+template <class T>
+void encode_from(const boxed<T>& in, boost::json::value& out);
+
+template <class T>
+void decode_into(const boost::json::value& in, T& out, const json_path& at) {
+  decode(in, out, at);
+}
+
+template <class T>
+void decode_into(const boost::json::value& in, std::optional<T>& out, const json_path& at) {
+  if (in.is_null()) {
+    out.reset();
+    return;
+  }
+  decode_into(in, out.emplace(), at);
+}
+
+template <class T>
+void decode_into(const boost::json::value& in, std::vector<T>& out, const json_path& at) {
+  out.clear();
+  if (in.is_null()) return;
+  const auto* a = in.if_array();
+  if (!a) fail_type(in, at, "an array");
+  out.resize(a->size());
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const json_path here{&at, {}, i};
+    decode_into((*a)[i], out[i], here);
+  }
+}
+
+template <class T>
+void decode_into(const boost::json::value& in, std::map<std::string, T>& out, const json_path& at) {
+  out.clear();
+  if (in.is_null()) return;
+  const auto* o = in.if_object();
+  if (!o) fail_type(in, at, "an object");
+  auto hint = out.end();
+  for (const auto& kv : *o) {
+    const std::string_view key(kv.key().data(), kv.key().size());
+    const json_path here{&at, key};
+    hint = out.emplace_hint(hint, std::string(key), T{});
+    decode_into(kv.value(), hint->second, here);
+  }
+}
+
+template <class T>
+void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& at) {
+  decode_into(in, *out, at);
+}
+
+template <class T>
+void encode_from(const T& in, boost::json::value& out) {
+  encode(in, out);
+}
+
+template <class T>
+void encode_from(const std::vector<T>& in, boost::json::value& out) {
+  auto& a = out.emplace_array();
+  a.reserve(in.size());
+  for (const auto& e : in) {
+    encode_from(e, a.emplace_back(nullptr));
+  }
+}
+
+template <class T>
+void encode_from(const std::map<std::string, T>& in, boost::json::value& out) {
+  auto& o = out.emplace_object();
+  o.reserve(in.size());
+  for (const auto& [k, v] : in) {
+    encode_from(v, o[k]);
+  }
+}
+
+template <class T>
+void encode_from(const boxed<T>& in, boost::json::value& out) {
+  encode_from(*in, out);
+}
+
+/// Writes `name: value` into `o` for a present optional.
+template <class T>
+void put(boost::json::object& o, std::string_view name, const std::optional<T>& v) {
+  if (v) encode_from(*v, o[name]);
+}
+/// Writes `name: value` into `o` (required fields are always written).
+template <class T>
+void put(boost::json::object& o, std::string_view name, const T& v) {
+  encode_from(v, o[name]);
+}
+
+/// The object `in` is, or a decode_error naming `at`.
+const boost::json::object& expect_object(const boost::json::value& in, const json_path& at);
+/// Keeps an unknown member.
+void keep_unknown(unknown_fields& u, std::string_view key, const boost::json::value& v);
+/// Writes the kept unknown members back.
+void put_unknown(boost::json::object& o, const unknown_fields& u);
+
+} // namespace kube::codec

@@ -1,0 +1,305 @@
+#include <kube/api/value_types.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace kube {
+
+// ---- int_or_string ---------------------------------------------------------
+
+const std::string& int_or_string::string_value() const noexcept {
+  static const std::string empty;
+  return is_string() ? std::get<1>(v_) : empty;
+}
+
+std::string int_or_string::to_string() const {
+  return is_int() ? std::to_string(std::get<0>(v_)) : std::get<1>(v_);
+}
+
+std::optional<std::int64_t> int_or_string::scaled_value(std::int64_t total, bool round_up) const {
+  if (is_int()) return std::get<0>(v_);
+  const auto& s = std::get<1>(v_);
+  if (s.size() < 2 || s.back() != '%') return std::nullopt;
+  std::int64_t pct = 0;
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9' || pct > std::numeric_limits<std::int64_t>::max() / 10 - 9) return std::nullopt;
+    pct = pct * 10 + (s[i] - '0');
+  }
+  const long double v = static_cast<long double>(pct) * static_cast<long double>(total) / 100.0L;
+  return static_cast<std::int64_t>(round_up ? std::ceil(v) : std::floor(v));
+}
+
+// ---- quantity --------------------------------------------------------------
+
+namespace {
+
+// Parses a quantity into sign * mantissa * 10^exp10 * 2^exp2. The mantissa is
+// kept as decimal digits so big values do not lose precision too early.
+struct parsed_quantity {
+  long double value = 0;  // the quantity as a number
+};
+
+bool parse_quantity(std::string_view s, parsed_quantity& out) {
+  std::size_t i = 0;
+  bool neg = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+  long double mant = 0;
+  int frac_digits = 0;
+  bool any_digit = false;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    mant = mant * 10 + (s[i++] - '0');
+    any_digit = true;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      mant = mant * 10 + (s[i++] - '0');
+      ++frac_digits;
+      any_digit = true;
+    }
+  }
+  if (!any_digit) return false;
+  long double mult = 1;
+  const std::string_view suf = s.substr(i);
+  struct entry {
+    std::string_view s;
+    long double m;
+  };
+  static constexpr std::array<entry, 14> table{{
+      {"", 1.0L}, {"n", 1e-9L}, {"u", 1e-6L}, {"m", 1e-3L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L},
+      {"T", 1e12L}, {"P", 1e15L}, {"E", 1e18L}, {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L},
+      {"Ti", 1099511627776.0L},
+  }};
+  bool found = false;
+  for (const auto& e : table) {
+    if (suf == e.s) {
+      mult = e.m;
+      found = true;
+      break;
+    }
+  }
+  if (!found && suf == "Pi") {
+    mult = 1125899906842624.0L;
+    found = true;
+  }
+  if (!found && suf == "Ei") {
+    mult = 1152921504606846976.0L;
+    found = true;
+  }
+  if (!found && !suf.empty() && (suf[0] == 'e' || suf[0] == 'E')) {
+    std::size_t j = 1;
+    bool eneg = false;
+    if (j < suf.size() && (suf[j] == '+' || suf[j] == '-')) eneg = suf[j++] == '-';
+    if (j == suf.size()) return false;
+    int e = 0;
+    for (; j < suf.size(); ++j) {
+      if (suf[j] < '0' || suf[j] > '9' || e > 10000) return false;
+      e = e * 10 + (suf[j] - '0');
+    }
+    mult = std::pow(10.0L, eneg ? -e : e);
+    found = true;
+  }
+  if (!found) return false;
+  long double v = mant * mult / std::pow(10.0L, frac_digits);
+  out.value = neg ? -v : v;
+  return true;
+}
+
+std::int64_t clamp_ceil(long double v) {
+  const long double c = std::ceil(v);
+  if (c >= static_cast<long double>(std::numeric_limits<std::int64_t>::max())) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  if (c <= static_cast<long double>(std::numeric_limits<std::int64_t>::min())) {
+    return std::numeric_limits<std::int64_t>::min();
+  }
+  return static_cast<std::int64_t>(c);
+}
+
+} // namespace
+
+quantity::quantity(std::string text) : text_(std::move(text)) {
+  parsed_quantity p;
+  if (!parse_quantity(text_, p)) throw std::invalid_argument("\"" + text_ + "\" is not a quantity");
+}
+
+bool quantity::valid(std::string_view text) noexcept {
+  parsed_quantity p;
+  return parse_quantity(text, p);
+}
+
+std::int64_t quantity::milli_value() const {
+  parsed_quantity p;
+  parse_quantity(text_, p);
+  return clamp_ceil(p.value * 1000.0L);
+}
+
+std::int64_t quantity::value() const {
+  parsed_quantity p;
+  parse_quantity(text_, p);
+  return clamp_ceil(p.value);
+}
+
+double quantity::as_double() const {
+  parsed_quantity p;
+  parse_quantity(text_, p);
+  return static_cast<double>(p.value);
+}
+
+int quantity::compare(const quantity& other) const {
+  parsed_quantity a;
+  parsed_quantity b;
+  parse_quantity(text_, a);
+  parse_quantity(other.text_, b);
+  return a.value < b.value ? -1 : (a.value > b.value ? 1 : 0);
+}
+
+// ---- timestamp -------------------------------------------------------------
+
+timestamp timestamp::now() {
+  return timestamp(std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()));
+}
+
+std::optional<timestamp> timestamp::parse(std::string_view s) {
+  auto num = [&](std::size_t pos, std::size_t n, int& out) {
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;
+  if (!num(0, 4, y) || s.size() < 20 || s[4] != '-' || !num(5, 2, mo) || s[7] != '-' || !num(8, 2, d) ||
+      (s[10] != 'T' && s[10] != 't') || !num(11, 2, h) || s[13] != ':' || !num(14, 2, mi) || s[16] != ':' ||
+      !num(17, 2, se)) {
+    return std::nullopt;
+  }
+  std::size_t i = 19;
+  std::int64_t micros = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    int digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (digits < 6) micros = micros * 10 + (s[i] - '0');
+      ++digits;
+      ++i;
+    }
+    if (digits == 0) return std::nullopt;
+    for (int k = digits; k < 6; ++k) micros *= 10;
+  }
+  int offset_min = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    const int sign = s[i] == '-' ? -1 : 1;
+    int oh = 0, om = 0;
+    if (!num(i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !num(i + 4, 2, om)) return std::nullopt;
+    offset_min = sign * (oh * 60 + om);
+    i += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  using namespace std::chrono;
+  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (!ymd.ok() || h > 23 || mi > 59 || se > 60) return std::nullopt;
+  const auto t = sys_days(ymd) + hours(h) + minutes(mi) + seconds(se) + microseconds(micros) - minutes(offset_min);
+  return timestamp(time_point_cast<microseconds>(t));
+}
+
+namespace {
+std::string format_time(timestamp::time_point t, bool micro) {
+  using namespace std::chrono;
+  const auto days = floor<std::chrono::days>(t);
+  const year_month_day ymd(days);
+  const hh_mm_ss<microseconds> tod(t - days);
+  std::array<char, 40> buf{};
+  int n = 0;
+  if (micro) {
+    n = std::snprintf(buf.data(), buf.size(), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ", static_cast<int>(ymd.year()),
+                      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                      static_cast<int>(tod.hours().count()), static_cast<int>(tod.minutes().count()),
+                      static_cast<int>(tod.seconds().count()), static_cast<long long>(tod.subseconds().count()));
+  } else {
+    n = std::snprintf(buf.data(), buf.size(), "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                      static_cast<int>(tod.hours().count()), static_cast<int>(tod.minutes().count()),
+                      static_cast<int>(tod.seconds().count()));
+  }
+  return std::string(buf.data(), static_cast<std::size_t>(n));
+}
+} // namespace
+
+std::string timestamp::to_string() const { return format_time(t_, false); }
+std::string timestamp::to_micro_string() const { return format_time(t_, true); }
+
+// ---- raw_json --------------------------------------------------------------
+
+// Copies use the default memory resource: the source may live in a
+// short-lived arena (a parsed response or watch event).
+raw_json::raw_json(const boost::json::value& v)
+    : v_(std::make_shared<const boost::json::value>(v, boost::json::storage_ptr())) {}
+raw_json::raw_json(boost::json::value&& v)
+    : v_(std::make_shared<const boost::json::value>(std::move(v), boost::json::storage_ptr())) {}
+
+const boost::json::value& raw_json::value() const noexcept {
+  static const boost::json::value null_value;
+  return v_ ? *v_ : null_value;
+}
+bool raw_json::is_null() const noexcept { return !v_ || v_->is_null(); }
+void raw_json::set(boost::json::value v) {
+  v_ = std::make_shared<const boost::json::value>(std::move(v), boost::json::storage_ptr());
+}
+
+raw_json raw_json::parse(std::string_view json) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(json, ec);
+  if (ec) throw std::invalid_argument("raw_json: not JSON: " + ec.message());
+  return raw_json(std::move(v));
+}
+
+std::string raw_json::dump() const { return boost::json::serialize(value()); }
+
+bool operator==(const raw_json& a, const raw_json& b) noexcept { return a.value() == b.value(); }
+
+// ---- unknown_fields --------------------------------------------------------
+
+bool unknown_fields::empty() const noexcept { return !o_ || o_->empty(); }
+std::size_t unknown_fields::size() const noexcept { return o_ ? o_->size() : 0; }
+
+const boost::json::value* unknown_fields::find(std::string_view key) const noexcept {
+  return o_ ? o_->if_contains(key) : nullptr;
+}
+
+void unknown_fields::set(std::string_view key, boost::json::value v) {
+  if (!o_) {
+    o_ = std::make_shared<boost::json::object>();
+  } else if (o_.use_count() > 1) {
+    o_ = std::make_shared<boost::json::object>(*o_);
+  }
+  (*o_)[key] = std::move(v);
+}
+
+bool unknown_fields::erase(std::string_view key) {
+  if (!o_ || !o_->contains(key)) return false;
+  if (o_.use_count() > 1) o_ = std::make_shared<boost::json::object>(*o_);
+  o_->erase(key);
+  return true;
+}
+
+bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept {
+  if (a.empty() || b.empty()) return a.empty() == b.empty();
+  return *a.o_ == *b.o_;
+}
+
+} // namespace kube
