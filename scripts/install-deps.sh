@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libboost-system1.81-dev libboost-program-options1.81-dev
   libssl-dev libyaml-cpp-dev catch2 openssl ca-certificates curl
+  python3
 )
 
 missing=()

@@ -41,87 +41,105 @@ std::optional<std::int64_t> int_or_string::scaled_value(std::int64_t total, bool
 
 namespace {
 
-// Parses a quantity into sign * mantissa * 10^exp10 * 2^exp2. The mantissa is
-// kept as decimal digits so big values do not lose precision too early.
+__extension__ typedef __int128 int128;
+
+// A quantity as sign * digits * 10^exp10 * 2^exp2, exactly (client-go keeps
+// quantities exact too; floating point would make "1E-3" 1.0000000001m).
 struct parsed_quantity {
-  long double value = 0;  // the quantity as a number
+  bool neg = false;
+  int128 digits = 0;
+  int exp10 = 0;
+  int exp2 = 0;
 };
 
 bool parse_quantity(std::string_view s, parsed_quantity& out) {
+  out = {};
   std::size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-  long double mant = 0;
-  int frac_digits = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) out.neg = s[i++] == '-';
   bool any_digit = false;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    mant = mant * 10 + (s[i++] - '0');
+  int kept = 0;
+  auto digit = [&](char c, bool fraction) {
     any_digit = true;
-  }
+    if (out.digits == 0 && c == '0') {
+      if (fraction) --out.exp10;
+      return;
+    }
+    if (kept < 36) {
+      out.digits = out.digits * 10 + (c - '0');
+      ++kept;
+      if (fraction) --out.exp10;
+    } else if (!fraction) {
+      ++out.exp10;  // precision beyond 36 digits is dropped
+    }
+  };
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') digit(s[i++], false);
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      mant = mant * 10 + (s[i++] - '0');
-      ++frac_digits;
-      any_digit = true;
-    }
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') digit(s[i++], true);
   }
   if (!any_digit) return false;
-  long double mult = 1;
   const std::string_view suf = s.substr(i);
   struct entry {
     std::string_view s;
-    long double m;
+    int e10;
+    int e2;
   };
-  static constexpr std::array<entry, 14> table{{
-      {"", 1.0L}, {"n", 1e-9L}, {"u", 1e-6L}, {"m", 1e-3L}, {"k", 1e3L}, {"M", 1e6L}, {"G", 1e9L},
-      {"T", 1e12L}, {"P", 1e15L}, {"E", 1e18L}, {"Ki", 1024.0L}, {"Mi", 1048576.0L}, {"Gi", 1073741824.0L},
-      {"Ti", 1099511627776.0L},
+  static constexpr std::array<entry, 16> table{{
+      {"", 0, 0}, {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0}, {"M", 6, 0}, {"G", 9, 0}, {"T", 12, 0},
+      {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50},
+      {"Ei", 0, 60},
   }};
-  bool found = false;
   for (const auto& e : table) {
     if (suf == e.s) {
-      mult = e.m;
-      found = true;
-      break;
+      out.exp10 += e.e10;
+      out.exp2 += e.e2;
+      return true;
     }
   }
-  if (!found && suf == "Pi") {
-    mult = 1125899906842624.0L;
-    found = true;
+  if (suf[0] != 'e' && suf[0] != 'E') return false;
+  std::size_t j = 1;
+  bool eneg = false;
+  if (j < suf.size() && (suf[j] == '+' || suf[j] == '-')) eneg = suf[j++] == '-';
+  if (j == suf.size()) return false;
+  int e = 0;
+  for (; j < suf.size(); ++j) {
+    if (suf[j] < '0' || suf[j] > '9' || e > 100000) return false;
+    e = e * 10 + (suf[j] - '0');
   }
-  if (!found && suf == "Ei") {
-    mult = 1152921504606846976.0L;
-    found = true;
-  }
-  if (!found && !suf.empty() && (suf[0] == 'e' || suf[0] == 'E')) {
-    std::size_t j = 1;
-    bool eneg = false;
-    if (j < suf.size() && (suf[j] == '+' || suf[j] == '-')) eneg = suf[j++] == '-';
-    if (j == suf.size()) return false;
-    int e = 0;
-    for (; j < suf.size(); ++j) {
-      if (suf[j] < '0' || suf[j] > '9' || e > 10000) return false;
-      e = e * 10 + (suf[j] - '0');
-    }
-    mult = std::pow(10.0L, eneg ? -e : e);
-    found = true;
-  }
-  if (!found) return false;
-  long double v = mant * mult / std::pow(10.0L, frac_digits);
-  out.value = neg ? -v : v;
+  out.exp10 += eneg ? -e : e;
   return true;
 }
 
-std::int64_t clamp_ceil(long double v) {
-  const long double c = std::ceil(v);
-  if (c >= static_cast<long double>(std::numeric_limits<std::int64_t>::max())) {
-    return std::numeric_limits<std::int64_t>::max();
+// ceil(q * 10^scale), saturated to int64.
+std::int64_t scaled_ceil(const parsed_quantity& q, int scale) {
+  constexpr auto max64 = std::numeric_limits<std::int64_t>::max();
+  const int128 limit = static_cast<int128>(max64) + 1;
+  if (q.digits == 0) return 0;
+  int128 v = q.digits;
+  int e10 = q.exp10 + scale;
+  bool inexact = false;
+  for (int k = 0; k < q.exp2; ++k) {
+    v *= 2;
+    if (v > limit) return q.neg ? std::numeric_limits<std::int64_t>::min() : max64;
   }
-  if (c <= static_cast<long double>(std::numeric_limits<std::int64_t>::min())) {
-    return std::numeric_limits<std::int64_t>::min();
+  for (; e10 > 0; --e10) {
+    v *= 10;
+    if (v > limit) return q.neg ? std::numeric_limits<std::int64_t>::min() : max64;
   }
-  return static_cast<std::int64_t>(c);
+  for (; e10 < 0 && v != 0; ++e10) {
+    if (v % 10 != 0) inexact = true;
+    v /= 10;
+  }
+  if (e10 < 0) inexact = true;  // everything was divided away
+  // ceil: towards +infinity
+  if (!q.neg && inexact) ++v;
+  if (v > static_cast<int128>(max64)) return q.neg ? std::numeric_limits<std::int64_t>::min() : max64;
+  return q.neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+}
+
+long double to_long_double(const parsed_quantity& q) {
+  long double v = static_cast<long double>(q.digits) * std::pow(10.0L, q.exp10) * std::pow(2.0L, q.exp2);
+  return q.neg ? -v : v;
 }
 
 } // namespace
@@ -139,19 +157,19 @@ bool quantity::valid(std::string_view text) noexcept {
 std::int64_t quantity::milli_value() const {
   parsed_quantity p;
   parse_quantity(text_, p);
-  return clamp_ceil(p.value * 1000.0L);
+  return scaled_ceil(p, 3);
 }
 
 std::int64_t quantity::value() const {
   parsed_quantity p;
   parse_quantity(text_, p);
-  return clamp_ceil(p.value);
+  return scaled_ceil(p, 0);
 }
 
 double quantity::as_double() const {
   parsed_quantity p;
   parse_quantity(text_, p);
-  return static_cast<double>(p.value);
+  return static_cast<double>(to_long_double(p));
 }
 
 int quantity::compare(const quantity& other) const {
@@ -159,7 +177,9 @@ int quantity::compare(const quantity& other) const {
   parsed_quantity b;
   parse_quantity(text_, a);
   parse_quantity(other.text_, b);
-  return a.value < b.value ? -1 : (a.value > b.value ? 1 : 0);
+  const auto x = to_long_double(a);
+  const auto y = to_long_double(b);
+  return x < y ? -1 : (x > y ? 1 : 0);
 }
 
 // ---- timestamp -------------------------------------------------------------
