@@ -370,8 +370,13 @@ class CRDGen:
         except (OSError, ValueError) as e:
             raise GenError(f"{manifest}: {e}")
         self.manifest = manifest
-        crds = doc if isinstance(doc, list) else (doc.get("items") if doc.get("kind", "").endswith("List") else [doc])
-        self.crds = [c for c in crds if isinstance(c, dict)]
+        if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List"):
+            doc = doc.get("items")
+        crds = doc if isinstance(doc, list) else [doc]
+        for i, c in enumerate(crds):
+            if not isinstance(c, dict):
+                raise GenError(f"{manifest}: document {i} is not an object")
+        self.crds = crds
         if not self.crds:
             raise GenError(f"{manifest}: no CustomResourceDefinition in the manifest")
         self.namespace = namespace
@@ -441,6 +446,7 @@ class CRDGen:
             props = dict(props)
             props.setdefault("apiVersion", {"type": "string"})
             props.setdefault("kind", {"type": "string"})
+            props.setdefault("metadata", {"type": "object"})  # always ObjectMeta, declared or not
         seen = set()
         for pname in sorted(props):
             p = props[pname]

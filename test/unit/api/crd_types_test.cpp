@@ -1,0 +1,49 @@
+// Types generated from test/data/crd/widgets.yaml by kube_add_crd_types.
+
+#include <kube/test/widgets.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <type_traits>
+
+using codegen::v1::Widget;
+
+TEST_CASE("CRD types: one namespace per served version, traits from the CRD", "[codegen]") {
+  using traits = kube::resource_traits<Widget>;
+  STATIC_REQUIRE(traits::group == "codegen.kube.test");
+  STATIC_REQUIRE(traits::version == "v1");
+  STATIC_REQUIRE(traits::api_version == "codegen.kube.test/v1");
+  STATIC_REQUIRE(traits::kind == "Widget");
+  STATIC_REQUIRE(traits::plural == "widgets");
+  STATIC_REQUIRE(traits::namespaced);
+  STATIC_REQUIRE(std::is_same_v<traits::list_type, codegen::v1::WidgetList>);
+  STATIC_REQUIRE(kube::resource<codegen::v1beta1::Widget>);
+  // field types follow the schema: required -> plain, int32, int-or-string, maps, nested structs
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::size), std::int32_t>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::port), std::optional<kube::int_or_string>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::ports), std::optional<std::vector<codegen::v1::WidgetSpecPortsItem>>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::limits), std::optional<std::map<std::string, std::string>>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::template_), std::optional<kube::raw_json>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1beta1::WidgetSpec::size), std::optional<std::int64_t>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(Widget::metadata), k8s::meta::v1::ObjectMeta>);
+}
+
+TEST_CASE("CRD types decode, keep unknown fields, and encode back", "[codegen]") {
+  const char* text = R"({"apiVersion":"codegen.kube.test/v1","kind":"Widget",
+    "metadata":{"name":"w","namespace":"ns","labels":{"a":"b"}},
+    "spec":{"size":3,"port":"http","ports":[{"name":"p","number":80}],"template":{"any":["thing",1]},"color":"blue"},
+    "status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2024-05-01T10:00:00Z"}]}})";
+  auto w = kube::from_json<Widget>(text);
+  CHECK(w.name() == "w");
+  CHECK(w.spec->size == 3);
+  CHECK(w.spec->port->string_value() == "http");
+  CHECK(w.spec->ports->at(0).number == 80);
+  REQUIRE(w.spec->unknown_fields.find("color") != nullptr);
+  w.spec->size = 4;
+  const auto out = kube::to_json(w);
+  CHECK(out.find(R"("color":"blue")") != std::string::npos);
+  CHECK(out.find(R"("size":4)") != std::string::npos);
+  CHECK(out.find(R"("template":{"any":["thing",1]})") != std::string::npos);
+  CHECK_THROWS_WITH(kube::from_json<Widget>(R"({"spec":{"size":"big"}})"),
+                    ".spec.size: expected a 32-bit integer, got a string");
+}
