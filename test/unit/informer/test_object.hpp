@@ -14,6 +14,7 @@ struct thing {
 
   [[nodiscard]] std::string namespace_() const { return ns; }
   [[nodiscard]] std::string name() const { return nm; }
+  [[nodiscard]] std::string resource_version() const { return rv; }
 };
 
 inline std::shared_ptr<const thing> make(std::string ns, std::string nm, std::string rv = "1",

@@ -4,6 +4,16 @@
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/known_objects.hpp>
 
+#include <kube/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -38,9 +48,21 @@ namespace kube::informer {
 /// - `has_synced` is true once an add/update/remove came before any
 ///   `replace`, or once every key queued by the first `replace` was popped.
 ///
+/// Consumer side: `try_pop` (synchronous) and `async_pop` (awaitable, for
+/// the processor coroutine): it completes at once when a key is queued,
+/// otherwise when the producer queues one, with the same delta_list
+/// `try_pop` would give. One `async_pop` may be pending at a time (a second
+/// completes with operation_in_progress). `close()` ends the FIFO: queued
+/// keys are still handed out, then `async_pop` completes with
+/// `boost::asio::error::eof` (client-go's ErrFIFOClosed). A pending
+/// `async_pop` honours terminal cancellation (operation_aborted; nothing is
+/// popped). `add_if_not_present` requeues a popped delta_list the consumer
+/// could not process (client-go's AddIfNotPresent).
+///
 /// Thread safety: none, by design. The FIFO is confined to one
 /// executor/strand where the producer (reflector) and the consumer
-/// (processor) coroutines run, so the hot path takes no lock and no atomic.
+/// (processor) coroutines run, so the hot path takes no lock and no atomic;
+/// a waiting consumer is woken by posting its handler to its executor.
 /// The known-objects store is only read, from the same strand.
 ///
 /// Errors: the key function's exceptions propagate; the FIFO is unchanged by
@@ -61,16 +83,26 @@ public:
     }
   }
 
+  delta_fifo(const delta_fifo&) = delete;
+  delta_fifo& operator=(const delta_fifo&) = delete;
+  ~delta_fifo() {
+    if (waiter_slot_.is_connected()) {
+      waiter_slot_.clear();
+    }
+  }
+
   void add(object_ptr obj) {
-    populated_ = true;
     auto k = key_of(obj);
+    populated_ = true;
     queue_action(delta_type::added, std::move(k), std::move(obj));
+    wake();
   }
 
   void update(object_ptr obj) {
-    populated_ = true;
     auto k = key_of(obj);
+    populated_ = true;
     queue_action(delta_type::updated, std::move(k), std::move(obj));
+    wake();
   }
 
   /// Queue a delete (client-go's Delete). Dropped for a key neither queued
@@ -83,6 +115,46 @@ public:
     }
     populated_ = true;
     queue_action(delta_type::deleted, std::move(k), std::move(obj));
+    wake();
+  }
+
+  /// Requeue a delta_list handed out by a pop, unless its key was queued
+  /// again meanwhile (then the newer deltas win and `dl` is dropped).
+  void add_if_not_present(delta_list<T> dl) {
+    populated_ = true;
+    if (dl.deltas.empty() || items_.contains(dl.key)) {
+      return;
+    }
+    queue_.push_back(dl.key);
+    items_.emplace(std::move(dl.key), std::move(dl.deltas));
+    wake();
+  }
+
+  /// Ends the FIFO (see the class comment). Idempotent.
+  void close() {
+    closed_ = true;
+    wake();
+  }
+  [[nodiscard]] bool closed() const noexcept { return closed_; }
+
+  /// Completion signature: void(error_code, delta_list<T>).
+  template <class CompletionToken>
+  auto async_pop(CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code, delta_list<T>)>(
+        [this](auto handler) {
+          if (waiter_) {
+            post_result(std::move(handler), boost::asio::error::in_progress, {});
+            return;
+          }
+          boost::asio::any_io_executor ex = boost::asio::get_associated_executor(handler);
+          pop_handler h(std::move(handler));
+          if (!queue_.empty() || closed_) {
+            deliver_later(std::move(h), std::move(ex));
+          } else {
+            park(std::move(h), std::move(ex));
+          }
+        },
+        token);
   }
 
   /// A full relist at `resource_version`: Replaced for each listed object,
@@ -128,6 +200,7 @@ public:
       initial_population_count_ = keys.size() + queued_deletions;
     }
     last_sync_resource_version_ = std::string(resource_version);
+    wake();
   }
 
   /// Queue Sync for every known object with no delta queued (client-go's
@@ -136,6 +209,7 @@ public:
     if (known_ == nullptr) {
       return;
     }
+
     for (auto& k : known_->list_keys()) {
       if (items_.contains(k)) {
         continue;
@@ -146,6 +220,7 @@ public:
       }
       queue_action(delta_type::sync, std::move(k), std::move(obj));
     }
+    wake();
   }
 
   /// The oldest key with all its deltas, or nothing when empty. The result
@@ -180,6 +255,61 @@ public:
   [[nodiscard]] const std::string& last_sync_resource_version() const noexcept { return last_sync_resource_version_; }
 
 private:
+  using pop_handler = boost::asio::any_completion_handler<void(error_code, delta_list<T>)>;
+
+  template <class Handler>
+  static void post_result(Handler&& h, error_code ec, delta_list<T> dl) {
+    auto ex = boost::asio::get_associated_executor(h);
+    post_result(ex, std::forward<Handler>(h), ec, std::move(dl));
+  }
+  template <class Executor, class Handler>
+  static void post_result(const Executor& ex, Handler&& h, error_code ec, delta_list<T> dl) {
+    boost::asio::post(ex, [h = std::forward<Handler>(h), ec, dl = std::move(dl)]() mutable {
+      std::move(h)(ec, std::move(dl));
+    });
+  }
+
+  // Wakes a waiting async_pop, if any. The key is popped only when the
+  // consumer's handler runs (on its executor): until then it stays queued,
+  // so a delete arriving meanwhile is merged into its deltas, not dropped.
+  void wake() {
+    if (!waiter_ || (queue_.empty() && !closed_)) {
+      return;
+    }
+    if (waiter_slot_.is_connected()) {
+      waiter_slot_.clear();
+    }
+    waiter_slot_ = {};
+    auto h = std::move(waiter_);
+    deliver_later(std::move(h), waiter_ex_);
+  }
+
+  void deliver_later(pop_handler h, boost::asio::any_io_executor ex) {
+    boost::asio::post(ex, [this, h = std::move(h), ex]() mutable {
+      if (auto dl = try_pop()) {
+        std::move(h)(error_code{}, std::move(*dl));
+      } else if (closed_) {
+        std::move(h)(error_code(boost::asio::error::eof), delta_list<T>{});
+      } else {
+        park(std::move(h), std::move(ex));
+      }
+    });
+  }
+
+  void park(pop_handler h, boost::asio::any_io_executor ex) {
+    waiter_ex_ = std::move(ex);
+    h.swap(waiter_);  // not move-assignment: it recurses in Boost 1.81
+    // The type-erased handler forwards cancellation through its own slot.
+    waiter_slot_ = waiter_.get_cancellation_slot();
+    if (waiter_slot_.is_connected()) {
+      waiter_slot_.assign([this](boost::asio::cancellation_type) {
+        waiter_slot_ = {};
+        auto w = std::move(waiter_);
+        post_result(waiter_ex_, std::move(w), boost::asio::error::operation_aborted, {});
+      });
+    }
+  }
+
   std::string key_of(const object_ptr& obj) const {
     if (obj == nullptr) {
       throw std::invalid_argument("delta_fifo: null object");
@@ -222,6 +352,10 @@ private:
   bool populated_ = false;
   std::size_t initial_population_count_ = 0;
   std::string last_sync_resource_version_;
+  bool closed_ = false;
+  pop_handler waiter_;
+  boost::asio::any_io_executor waiter_ex_;
+  boost::asio::cancellation_slot waiter_slot_;
 };
 
 } // namespace kube::informer

@@ -1,0 +1,211 @@
+#pragma once
+
+// lister_watcher over the dynamic client: kube::unstructured objects of one
+// resource (group/version/resource), in one namespace or all.
+
+#include <kube/informer/lister_watcher.hpp>
+
+#include <kube/dynamic_api.hpp>
+#include <kube/exception.hpp>
+#include <kube/unstructured.hpp>
+#include <kube/watch_event.hpp>
+#include <kube/watch_stream.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace kube::informer {
+
+/// Options of dynamic_lister_watcher.
+struct dynamic_lister_watcher_options {
+  /// The kind every object must have (e.g. "ConfigMap"); empty: not
+  /// checked. Watch objects of another kind become error events
+  /// (client_errc::decode_error); list items, which the server sends
+  /// without apiVersion/kind, get this kind and the resource's apiVersion.
+  std::string expected_kind = {};
+  std::string label_selector = {};  ///< sent with every list and watch
+  std::string field_selector = {};  ///< sent with every list and watch
+};
+
+namespace detail {
+
+inline std::string api_version_of(const group_version_resource& gvr) {
+  return gvr.group.empty() ? gvr.version : gvr.group + "/" + gvr.version;
+}
+
+/// Checks an object of a watch event; empty on success.
+inline error_code check_object(const unstructured& u, const std::string& expected_kind, const std::string& what,
+                               diagnostics& diag) {
+  if (!expected_kind.empty()) {
+    const auto kind = u.kind();
+    if (kind != expected_kind) {
+      diag.set_client_message(what + ": expected an object of kind " + expected_kind + ", got kind \"" + kind + "\"");
+      return client_errc::decode_error;
+    }
+  }
+  if (u.name().empty()) {
+    diag.set_client_message(what + ": the object has no metadata.name");
+    return client_errc::decode_error;
+  }
+  return {};
+}
+
+class dynamic_event_stream final : public event_stream<unstructured> {
+public:
+  dynamic_event_stream(watch_stream s, std::string expected_kind, std::string what)
+      : s_(std::move(s)), kind_(std::move(expected_kind)), what_(std::move(what)) {}
+  ~dynamic_event_stream() override { s_.close(); }
+
+  boost::asio::awaitable<std::optional<event<unstructured>>> next() override {
+    if (done_) {
+      co_return std::nullopt;
+    }
+    event<unstructured> out;
+    watch_event ev;
+    try {
+      ev = co_await s_.async_next(kube::use_awaitable);
+    } catch (const kube::error& e) {
+      done_ = true;
+      if (e.code() == boost::asio::error::eof) {
+        co_return std::nullopt;
+      }
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.type = event_type::error;
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    switch (ev.type) {
+    case watch_event_type::error:
+      done_ = true;
+      out.type = event_type::error;
+      out.ec = watch_event_error(ev, out.diag);
+      co_return out;
+    case watch_event_type::bookmark: {
+      out.type = event_type::bookmark;
+      unstructured u(std::move(ev.object));
+      out.resource_version = u.resource_version();
+      const auto ann = u.annotations();
+      auto it = ann.find(std::string(initial_events_end_annotation));
+      out.initial_events_end = it != ann.end() && it->second == "true";
+      co_return out;
+    }
+    case watch_event_type::added:
+    case watch_event_type::modified:
+    case watch_event_type::deleted: {
+      out.type = ev.type == watch_event_type::added      ? event_type::added
+                 : ev.type == watch_event_type::modified ? event_type::modified
+                                                         : event_type::deleted;
+      auto u = std::make_shared<unstructured>(std::move(ev.object));
+      if (auto ec = check_object(*u, kind_, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
+        done_ = true;
+        out.type = event_type::error;
+        out.ec = ec;
+        co_return out;
+      }
+      out.resource_version = u->resource_version();
+      out.object = std::move(u);
+      co_return out;
+    }
+    }
+    co_return std::nullopt;  // unreachable: every event type is handled above
+  }
+
+  void close() override {
+    done_ = true;
+    s_.close();
+  }
+
+private:
+  watch_stream s_;
+  std::string kind_;
+  std::string what_;
+  bool done_ = false;
+};
+
+} // namespace detail
+
+/// list/watch through a kube::dynamic_api (its namespace, or all namespaces
+/// when it has none). Errors keep the client's codes and diagnostics.
+class dynamic_lister_watcher final : public lister_watcher<unstructured> {
+public:
+  explicit dynamic_lister_watcher(dynamic_api api, dynamic_lister_watcher_options options = {})
+      : api_(std::move(api)), opts_(std::move(options)) {}
+
+  boost::asio::awaitable<list_outcome<unstructured>> list(const list_params& params) override {
+    list_outcome<unstructured> out;
+    list_params p = params;
+    apply_selectors(p.label_selector, p.field_selector);
+    unstructured_list page;
+    try {
+      page = co_await api_.async_list(p, kube::use_awaitable);
+    } catch (const kube::error& e) {
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    out.result.items.reserve(page.items.size());
+    const auto api_version = detail::api_version_of(api_.resource());
+    for (auto& item : page.items) {
+      if (!opts_.expected_kind.empty() && item.kind().empty()) {
+        item.set_api_version(api_version).set_kind(opts_.expected_kind);
+      }
+      if (auto ec = detail::check_object(item, opts_.expected_kind, "list " + api_.resource().resource, out.diag)) {
+        out.ec = ec;
+        out.result = {};
+        co_return out;
+      }
+      out.result.items.push_back(std::make_shared<const unstructured>(std::move(item)));
+    }
+    out.result.resource_version = std::move(page.resource_version);
+    out.result.continue_token = std::move(page.continue_token);
+    co_return out;
+  }
+
+  boost::asio::awaitable<watch_outcome<unstructured>> watch(const watch_params& params) override {
+    watch_outcome<unstructured> out;
+    watch_params p = params;
+    apply_selectors(p.label_selector, p.field_selector);
+    watch_stream s;
+    try {
+      s = co_await api_.async_watch(p, kube::use_awaitable);
+    } catch (const kube::error& e) {
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(s), opts_.expected_kind,
+                                                                "watch " + api_.resource().resource);
+    co_return out;
+  }
+
+  [[nodiscard]] const dynamic_api& api() const noexcept { return api_; }
+
+private:
+  void apply_selectors(std::string& label, std::string& field) const {
+    if (label.empty()) {
+      label = opts_.label_selector;
+    }
+    if (field.empty()) {
+      field = opts_.field_selector;
+    }
+  }
+
+  dynamic_api api_;
+  dynamic_lister_watcher_options opts_;
+};
+
+} // namespace kube::informer

@@ -1,0 +1,228 @@
+#pragma once
+
+#include <kube/informer/dynamic_lister_watcher.hpp>
+#include <kube/informer/shared_informer.hpp>
+#include <kube/informer/transform.hpp>
+
+#include <kube/client.hpp>
+#include <kube/dynamic_api.hpp>
+#include <kube/group_version_resource.hpp>
+#include <kube/unstructured.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kube::informer {
+
+struct informer_factory_options {
+  std::string namespace_name = {};               ///< empty: all namespaces
+  std::chrono::milliseconds default_resync{0};  ///< informer_options::default_resync of every informer
+  bool strip_managed_fields = false;             ///< for_resource informers drop managedFields
+  watch_error_handler on_watch_error = {};       ///< given to every informer
+};
+
+/// client-go's SharedInformerFactory: one informer per resource (or per
+/// key for other object types), all started by one `async_run` and awaited
+/// by one `async_wait_for_sync`.
+///
+/// Informers requested while the factory runs are started at once. Thread
+/// safety: for_resource/informer may be called from any thread (a mutex
+/// guards the registry; not on any hot path). The factory must outlive its
+/// async_run, and every informer it made lives as long as the factory.
+class informer_factory {
+public:
+  informer_factory(client c, informer_factory_options options = {})
+      : client_(std::move(c)),
+        opts_(std::move(options)),
+        strand_(boost::asio::make_strand(client_.get_executor())),
+        cv_(strand_, boost::asio::steady_timer::time_point::max()) {}
+
+  informer_factory(const informer_factory&) = delete;
+  informer_factory& operator=(const informer_factory&) = delete;
+
+  /// The informer of `gvr` over the dynamic client (created on first use).
+  /// `expected_kind` (e.g. "ConfigMap") enables the wrong-kind check.
+  std::shared_ptr<shared_index_informer<unstructured>> for_resource(const group_version_resource& gvr,
+                                                                    const std::string& expected_kind = {}) {
+    const auto key = "dynamic:" + gvr.str();
+    return informer<unstructured>(key, [&]() {
+      informer_options<unstructured> o;
+      o.name = gvr.resource;
+      if (opts_.strip_managed_fields) {
+        o.transform = strip_managed_fields();
+      }
+      auto lw = std::make_shared<dynamic_lister_watcher>(dynamic_api(client_, gvr, opts_.namespace_name),
+                                                         dynamic_lister_watcher_options{expected_kind, {}, {}});
+      return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
+    });
+  }
+
+  /// The informer registered under `key`, created by `make` on first use.
+  /// `make` returns {lister_watcher, informer_options}; the factory's
+  /// default_resync and on_watch_error fill options left empty.
+  template <class T, class Make>
+  std::shared_ptr<shared_index_informer<T>> informer(const std::string& key, Make&& make) {
+    std::lock_guard lk(m_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      auto p = std::static_pointer_cast<shared_index_informer<T>>(it->second.informer);
+      return p;
+    }
+    auto [lw, o] = std::forward<Make>(make)();
+    if (o.default_resync.count() == 0) {
+      o.default_resync = opts_.default_resync;
+    }
+    if (!o.on_watch_error) {
+      o.on_watch_error = opts_.on_watch_error;
+    }
+    auto inf = std::make_shared<shared_index_informer<T>>(client_.get_executor(), std::move(lw), std::move(o));
+    entry e;
+    e.informer = inf;
+    e.strand = inf->get_executor();
+    e.start = [inf](boost::asio::cancellation_slot slot, std::function<void()> done) {
+      inf->async_run(boost::asio::bind_cancellation_slot(slot, [done = std::move(done)](error_code) { done(); }));
+    };
+    e.wait_synced = [inf]() { return inf->async_wait_for_sync(boost::asio::use_awaitable); };
+    e.synced = [inf]() { return inf->has_synced(); };
+    e.signal = std::make_shared<boost::asio::cancellation_signal>();
+    entries_.emplace(key, std::move(e));
+    boost::asio::post(strand_, [this] { cv_.cancel(); });  // a running factory starts it
+    return inf;
+  }
+
+  /// Runs every informer (present and future) until cancelled; then stops
+  /// them all and completes with operation_aborted.
+  template <class Token>
+  auto async_run(Token&& token) {
+    return detail::async_spawn(
+        strand_, [this] { return run(); }, std::forward<Token>(token));
+  }
+
+  /// Completes once every informer registered so far has synced.
+  template <class Token>
+  auto async_wait_for_sync(Token&& token) {
+    return detail::async_spawn(
+        strand_, [this] { return wait_all(); }, std::forward<Token>(token));
+  }
+
+  /// True if every informer registered so far has synced.
+  [[nodiscard]] bool has_synced() const {
+    std::lock_guard lk(m_);
+    for (const auto& [k, e] : entries_) {
+      if (!e.synced()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  [[nodiscard]] const client& get_client() const noexcept { return client_; }
+
+private:
+  struct entry {
+    std::shared_ptr<void> informer;
+    boost::asio::any_io_executor strand;
+    std::function<void(boost::asio::cancellation_slot, std::function<void()>)> start;
+    std::function<boost::asio::awaitable<void>()> wait_synced;
+    std::function<bool()> synced;
+    std::shared_ptr<boost::asio::cancellation_signal> signal;
+    bool started = false;
+  };
+
+  void start_pending() {
+    std::lock_guard lk(m_);
+    for (auto& [k, e] : entries_) {
+      if (e.started) {
+        continue;
+      }
+      e.started = true;
+      ++active_;
+      auto sig = e.signal;
+      // async_run's initiation runs here; the informer's coroutine runs on
+      // its own strand, where the cancellation signal is emitted too.
+      boost::asio::post(e.strand, [start = e.start, sig, this] {
+        start(sig->slot(), [this] { boost::asio::post(strand_, [this] { --active_; cv_.cancel(); }); });
+      });
+    }
+  }
+
+  boost::asio::awaitable<void> run() {
+    if (running_) {
+      throw boost::system::system_error(make_error_code(boost::system::errc::operation_not_supported));
+    }
+    running_ = true;
+    for (;;) {
+      start_pending();
+      auto [ec] = co_await cv_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      (void)ec;
+      auto cs = co_await boost::asio::this_coro::cancellation_state;
+      if (cs.cancelled() != boost::asio::cancellation_type::none) {
+        break;
+      }
+    }
+    // Stop every informer, wait until all have stopped.
+    co_await boost::asio::this_coro::reset_cancellation_state();
+    co_await boost::asio::this_coro::throw_if_cancelled(false);
+    {
+      std::lock_guard lk(m_);
+      for (auto& [k, e] : entries_) {
+        if (e.started) {
+          boost::asio::post(e.strand, [sig = e.signal] { sig->emit(boost::asio::cancellation_type::terminal); });
+        }
+      }
+    }
+    while (active_ > 0) {
+      auto [ec] = co_await cv_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      (void)ec;
+    }
+    {
+      std::lock_guard lk(m_);
+      for (auto& [k, e] : entries_) {
+        e.started = false;
+        e.signal = std::make_shared<boost::asio::cancellation_signal>();
+      }
+    }
+    running_ = false;
+    throw boost::system::system_error(boost::asio::error::operation_aborted);
+  }
+
+  boost::asio::awaitable<void> wait_all() {
+    std::vector<std::function<boost::asio::awaitable<void>()>> waits;
+    {
+      std::lock_guard lk(m_);
+      for (auto& [k, e] : entries_) {
+        waits.push_back(e.wait_synced);
+      }
+    }
+    for (auto& w : waits) {
+      co_await w();
+    }
+  }
+
+  client client_;
+  informer_factory_options opts_;
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  boost::asio::steady_timer cv_;
+  mutable std::mutex m_;
+  std::map<std::string, entry> entries_;
+  std::size_t active_ = 0;  // strand_ only
+  bool running_ = false;    // strand_ only
+};
+
+} // namespace kube::informer

@@ -1,0 +1,120 @@
+#pragma once
+
+// The Reflector's view of the API: list one page, open a watch, read typed
+// events. An interface, not a concrete client, so the Reflector works over
+// the dynamic client (dynamic_lister_watcher), a typed api<T> adapter, a
+// scripted fake (fake_lister_watcher) or a wrapper (e.g. one that counts
+// requests).
+
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+#include <kube/list_params.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kube::informer {
+
+/// One page of a list: items, the list's resourceVersion and the continue
+/// token (empty on the last page).
+template <class T>
+struct list_result {
+  std::vector<std::shared_ptr<const T>> items;
+  std::string resource_version;
+  std::string continue_token;
+};
+
+/// The outcome of `lister_watcher::list`: `ec` (with `diag`) or a page.
+template <class T>
+struct list_outcome {
+  error_code ec;
+  diagnostics diag;
+  list_result<T> result;
+};
+
+enum class event_type : std::uint8_t { added, modified, deleted, bookmark, error };
+
+/// The annotation of the bookmark that ends the initial events of a
+/// streaming list (metav1.InitialEventsAnnotationKey).
+inline constexpr std::string_view initial_events_end_annotation = "k8s.io/initial-events-end";
+
+/// One typed watch event.
+///
+/// - added / modified / deleted: `object` is set (never null) and
+///   `resource_version` is its metadata.resourceVersion.
+/// - bookmark: `object` may be null; `resource_version` is the progress
+///   mark; `initial_events_end` is true for the bookmark that ends the
+///   initial events of a streaming list.
+/// - error: `ec` and `diag` say what went wrong: the server's ERROR event
+///   (kube.api codes, e.g. expired for 410), a malformed event
+///   (client_errc::watch_stream_error), an object of the wrong kind or one
+///   that cannot be decoded (client_errc::decode_error), or a broken
+///   connection (an Asio/system code). The stream is done after an error.
+template <class T>
+struct event {
+  event_type type = event_type::added;
+  std::shared_ptr<const T> object;
+  std::string resource_version;
+  bool initial_events_end = false;
+  error_code ec;
+  diagnostics diag;
+};
+
+/// An open watch. `next()` gives the next event, or nullopt once the server
+/// ended the stream cleanly (timeoutSeconds passed). After an error event
+/// or nullopt the stream is done. Cancelling the awaiting coroutine
+/// (terminal) aborts `next()` with an exception (operation_aborted).
+/// `close()` drops the connection.
+template <class T>
+class event_stream {
+public:
+  event_stream() = default;
+  event_stream(const event_stream&) = delete;
+  event_stream& operator=(const event_stream&) = delete;
+  virtual ~event_stream() = default;
+
+  virtual boost::asio::awaitable<std::optional<event<T>>> next() = 0;
+  virtual void close() = 0;
+};
+
+/// The outcome of `lister_watcher::watch`: `ec` (with `diag`) when the
+/// server refused the watch (e.g. 410, 429, a refused sendInitialEvents), or
+/// an open stream.
+template <class T>
+struct watch_outcome {
+  error_code ec;
+  diagnostics diag;
+  std::unique_ptr<event_stream<T>> stream;
+};
+
+/// List and watch one kind of object (client-go's ListerWatcher).
+///
+/// `list` returns ONE page as `params` asks (limit, continue,
+/// resourceVersion, resourceVersionMatch); the Reflector does the paging.
+/// `watch` opens a watch as `params` asks. Errors are returned, never
+/// thrown, except cancellation: when the awaiting coroutine is cancelled
+/// (terminal) both may throw boost::system::system_error(operation_aborted).
+///
+/// Implementations are used from the informer's strand only; they need no
+/// thread safety of their own. Objects must have name(), namespace_() and
+/// resource_version() accessors (kube::unstructured and generated types
+/// do); the Reflector relies on nothing else.
+template <class T>
+class lister_watcher {
+public:
+  lister_watcher() = default;
+  lister_watcher(const lister_watcher&) = delete;
+  lister_watcher& operator=(const lister_watcher&) = delete;
+  virtual ~lister_watcher() = default;
+
+  virtual boost::asio::awaitable<list_outcome<T>> list(const list_params& params) = 0;
+  virtual boost::asio::awaitable<watch_outcome<T>> watch(const watch_params& params) = 0;
+};
+
+} // namespace kube::informer

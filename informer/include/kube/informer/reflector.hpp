@@ -1,0 +1,557 @@
+#pragma once
+
+#include <kube/informer/backoff.hpp>
+#include <kube/informer/clock.hpp>
+#include <kube/informer/delta_fifo.hpp>
+#include <kube/informer/detail/spawn.hpp>
+#include <kube/informer/key_func.hpp>
+#include <kube/informer/lister_watcher.hpp>
+
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+#include <kube/list_params.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace kube::informer {
+
+/// Called with every error that ends a list-and-watch cycle (the watch
+/// error hook, client-go's WatchErrorHandler): a failed list, a refused
+/// watch, an ERROR event (410 expired ...), a malformed event, an object of
+/// the wrong kind. The Reflector then backs off and relists. Runs on the
+/// informer's strand; must not block. Exceptions it throws are swallowed.
+using watch_error_handler = std::function<void(const error_code&, const diagnostics&)>;
+
+/// Applied to every object before it is queued and cached (client-go's
+/// TransformFunc). Must not return null.
+template <class T>
+using transform_func = std::function<std::shared_ptr<const T>(std::shared_ptr<const T>)>;
+
+template <class T>
+struct reflector_options {
+  std::string name = "reflector";          ///< names the reflector in error messages
+  std::shared_ptr<clock> clk = {};         ///< null: default_clock()
+  std::function<double()> random = {};     ///< uniform [0, 1); null: a seeded mt19937_64
+  backoff_policy backoff = {};             ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
+  std::chrono::seconds min_watch_timeout{300};  ///< timeoutSeconds is random in [min, max]
+  std::chrono::seconds max_watch_timeout{600};
+  long long page_size = 500;               ///< page size of "0" and "" lists; 0: no paging
+  bool streaming_list = false;             ///< try sendInitialEvents=true first, fall back to list
+  watch_error_handler on_watch_error = {};
+  transform_func<T> transform = {};
+  key_func<T> key = default_key_func<T>(); ///< for the streaming list's temporary store
+  std::function<void()> after_replace = {};  ///< called after each replace into the FIFO (the informer's sync check)
+};
+
+/// What the Reflector did so far (for tests and metrics).
+struct reflector_stats {
+  std::size_t lists = 0;              ///< completed lists (each possibly several pages)
+  std::size_t list_requests = 0;      ///< list calls made (pages, retries)
+  std::size_t watches = 0;            ///< watch calls made (incl. streaming lists)
+  std::size_t streaming_syncs = 0;    ///< streaming lists that reached initial-events-end
+  std::size_t streaming_fallbacks = 0;///< streaming lists given up for a list
+  std::size_t errors = 0;             ///< errors passed to the hook
+};
+
+/// client-go's Reflector: keeps a DeltaFIFO in step with the server by
+/// listing, then watching from the list's resourceVersion.
+///
+/// Rules (as client-go's reflector.go):
+/// - The first list is at resourceVersion "0" (any version, served from the
+///   apiserver's cache); relists are at the last synced resourceVersion;
+///   only when that version is unavailable (410 Expired/Gone, or "too large
+///   resource version") does it list at "" (a consistent read), paginated
+///   by `page_size`. Lists at a specific version are not paginated.
+///   An expired continue token during paging falls back to one full list.
+/// - Watches always ask for bookmarks, with timeoutSeconds random in
+///   [min_watch_timeout, max_watch_timeout], from the last resourceVersion
+///   seen. A watch that ends normally (or whose connection drops) is
+///   reopened from there without a relist; one that lasted under 1 s with
+///   no event counts as an error. Opening a watch that fails with
+///   connection refused or 429 is retried after a backoff, without relist.
+/// - Any other error ends the cycle: it goes to `on_watch_error`, and after
+///   a backoff delay the Reflector relists. That includes ERROR events
+///   (410 expired -> relist), malformed events and objects of the wrong
+///   kind; the cache keeps its content until the relist replaces it.
+/// - Backoff: see backoff_policy (800 ms -> 30 s, jitter, reset after 2 min
+///   without a delay). A delay is taken between every two cycles.
+/// - Streaming list (`streaming_list`): a watch with sendInitialEvents=true,
+///   resourceVersionMatch=NotOlderThan; events are collected in a temporary
+///   store and handed to the FIFO as one replace when the bookmark annotated
+///   k8s.io/initial-events-end arrives; the same stream then continues as
+///   the watch. If the server refuses it (an API error), streaming is off
+///   for the rest of this Reflector's life and it lists instead; other
+///   failures fall back to a list for that cycle.
+/// - Resource versions: added events of a watch started at "" or "0" do not
+///   move the last synced version until another kind of event arrives.
+///
+/// Threading: `run()` and the FIFO belong to one strand (the informer's).
+/// Accessors are for that strand too.
+template <class T>
+class reflector {
+public:
+  using object_ptr = std::shared_ptr<const T>;
+
+  reflector(std::shared_ptr<lister_watcher<T>> lw, delta_fifo<T>& fifo, reflector_options<T> options = {})
+      : lw_(std::move(lw)), fifo_(fifo), o_(std::move(options)), backoff_(o_.backoff) {
+    if (!lw_) {
+      throw std::invalid_argument("reflector: a lister_watcher is required");
+    }
+    if (!o_.clk) {
+      o_.clk = default_clock();
+    }
+    if (!o_.random) {
+      o_.random = [rng = std::mt19937_64{std::random_device{}()}]() mutable {
+        return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+      };
+    }
+    if (!o_.key) {
+      o_.key = default_key_func<T>();
+    }
+    if (o_.max_watch_timeout < o_.min_watch_timeout) {
+      throw std::invalid_argument("reflector: max_watch_timeout < min_watch_timeout");
+    }
+  }
+
+  /// Lists and watches until the awaiting coroutine is cancelled; then
+  /// throws system_error(operation_aborted). Never returns otherwise.
+  boost::asio::awaitable<void> run() {
+    for (;;) {
+      auto f = co_await list_and_watch();
+      co_await throw_if_cancelled();
+      if (f.ec) {
+        report(f.ec, f.diag);
+      }
+      co_await o_.clk->sleep(next_delay());
+    }
+  }
+
+  /// `run()` as an Asio operation on `ex` (use the informer's strand):
+  /// completion void(error_code), operation_aborted once cancelled.
+  template <class Token>
+  auto async_run(boost::asio::any_io_executor ex, Token&& token) {
+    return detail::async_spawn(
+        std::move(ex), [this] { return run(); }, std::forward<Token>(token));
+  }
+
+  [[nodiscard]] const std::string& last_sync_resource_version() const noexcept { return last_rv_; }
+  [[nodiscard]] bool last_sync_resource_version_unavailable() const noexcept { return unavailable_; }
+  [[nodiscard]] const reflector_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] bool streaming_enabled() const noexcept { return o_.streaming_list; }
+  [[nodiscard]] const reflector_options<T>& options() const noexcept { return o_; }
+
+private:
+  struct failure {
+    error_code ec;
+    diagnostics diag;
+  };
+
+  static failure fail(error_code ec, std::string message) {
+    failure f{ec, {}};
+    f.diag.set_client_message(std::move(message));
+    return f;
+  }
+
+  static boost::asio::awaitable<void> throw_if_cancelled() {
+    auto cs = co_await boost::asio::this_coro::cancellation_state;
+    if (cs.cancelled() != boost::asio::cancellation_type::none) {
+      throw boost::system::system_error(boost::asio::error::operation_aborted);
+    }
+  }
+
+  clock::duration next_delay() { return backoff_.next(o_.clk->now(), o_.random()); }
+
+  long long watch_timeout_seconds() {
+    const double lo = static_cast<double>(o_.min_watch_timeout.count());
+    const double hi = static_cast<double>(o_.max_watch_timeout.count());
+    return static_cast<long long>(lo + o_.random() * (hi - lo));
+  }
+
+  void report(const error_code& ec, const diagnostics& diag) {
+    ++stats_.errors;
+    if (o_.on_watch_error) {
+      try {
+        o_.on_watch_error(ec, diag);
+      } catch (...) {  // NOLINT(bugprone-empty-catch): a hook must not stop the reflector
+      }
+    }
+  }
+
+  object_ptr transformed(object_ptr obj) const {
+    if (o_.transform) {
+      obj = o_.transform(std::move(obj));
+      if (!obj) {
+        throw std::invalid_argument("the transform returned null");
+      }
+    }
+    return obj;
+  }
+
+  static bool retriable(const error_code& ec) {
+    return ec == boost::asio::error::connection_refused || ec == api_errc::too_many_requests;
+  }
+
+  // client-go's isTooLargeResourceVersionError.
+  static bool too_large_rv(const error_code& ec, const diagnostics& diag) {
+    const auto& st = diag.server_status();
+    if (!st) {
+      return false;
+    }
+    const auto* details = st->if_contains("details");
+    const auto* causes = details && details->is_object() ? details->as_object().if_contains("causes") : nullptr;
+    if (causes && causes->is_array()) {
+      for (const auto& c : causes->as_array()) {
+        if (!c.is_object()) {
+          continue;
+        }
+        const auto* reason = c.as_object().if_contains("reason");
+        const auto* message = c.as_object().if_contains("message");
+        if (reason && reason->is_string() && reason->as_string() == "ResourceVersionTooLarge") {
+          return true;
+        }
+        if (ec == api_errc::timeout && message && message->is_string() &&
+            message->as_string() == "Too large resource version") {
+          return true;
+        }
+      }
+    }
+    return ec == api_errc::timeout && diag.server_message().find("Too large resource version") != std::string::npos;
+  }
+
+  static bool is_network_error(const error_code& ec) {
+    return ec && ec.category() != client_category() && ec.category() != api_category() &&
+           ec != boost::asio::error::operation_aborted;
+  }
+
+  // ---- one cycle -----------------------------------------------------------
+  boost::asio::awaitable<failure> list_and_watch() {
+    std::unique_ptr<event_stream<T>> w;
+    bool fallback = !o_.streaming_list;
+    if (o_.streaming_list) {
+      auto r = co_await watch_list();
+      co_await throw_if_cancelled();
+      if (r.f.ec) {
+        ++stats_.streaming_fallbacks;
+        fallback = true;
+        if (r.refused) {
+          o_.streaming_list = false;  // the server does not do streaming lists
+        }
+      } else {
+        w = std::move(r.stream);
+      }
+    }
+    if (fallback) {
+      auto f = co_await list();
+      if (f.ec) {
+        co_return f;
+      }
+    }
+    co_return co_await watch_loop(std::move(w));
+  }
+
+  // ---- list ----------------------------------------------------------------
+  [[nodiscard]] std::string relist_resource_version() const {
+    if (unavailable_) {
+      return "";
+    }
+    return last_rv_.empty() ? std::string("0") : last_rv_;
+  }
+
+  struct listed {
+    failure f;
+    std::vector<object_ptr> items;
+    std::string rv;
+  };
+
+  boost::asio::awaitable<listed> paged_list(std::string rv) {
+    listed out;
+    list_params p;
+    p.resource_version = rv;
+    if (o_.page_size > 0 && (rv.empty() || rv == "0")) {
+      p.limit = o_.page_size;
+    }
+    for (;;) {
+      auto page = co_await lw_->list(p);
+      ++stats_.list_requests;
+      co_await throw_if_cancelled();
+      if (page.ec) {
+        if (is_resource_expired(page.ec) && !p.continue_token.empty()) {
+          // client-go's pager: an expired continue token -> one full list.
+          p = list_params{};
+          out.items.clear();
+          continue;
+        }
+        out.f = {page.ec, std::move(page.diag)};
+        co_return out;
+      }
+      out.rv = page.result.resource_version;
+      for (auto& it : page.result.items) {
+        out.items.push_back(std::move(it));
+      }
+      if (page.result.continue_token.empty()) {
+        co_return out;
+      }
+      p.continue_token = std::move(page.result.continue_token);
+      p.resource_version.clear();  // not allowed with continue
+      p.resource_version_match.clear();
+    }
+  }
+
+  boost::asio::awaitable<failure> list() {
+    auto r = co_await paged_list(relist_resource_version());
+    if (r.f.ec && (is_resource_expired(r.f.ec) || too_large_rv(r.f.ec, r.f.diag))) {
+      unavailable_ = true;
+      r = co_await paged_list(relist_resource_version());
+    }
+    if (r.f.ec) {
+      auto f = std::move(r.f);
+      if (f.diag.client_message().empty()) {
+        f.diag.set_client_message(o_.name + ": list failed");
+      }
+      co_return f;
+    }
+    unavailable_ = false;
+    try {
+      for (auto& obj : r.items) {
+        if (!obj) {
+          throw std::invalid_argument("a listed object is null");
+        }
+        obj = transformed(std::move(obj));
+      }
+      fifo_.replace(std::move(r.items), r.rv);
+      if (o_.after_replace) {
+        o_.after_replace();
+      }
+    } catch (const std::exception& e) {
+      co_return fail(client_errc::decode_error, o_.name + ": cannot queue the list: " + e.what());
+    }
+    last_rv_ = r.rv;
+    ++stats_.lists;
+    co_return failure{};
+  }
+
+  // ---- streaming list -----------------------------------------------------
+  struct streamed {
+    failure f;
+    bool refused = false;
+    std::unique_ptr<event_stream<T>> stream;
+  };
+
+  boost::asio::awaitable<streamed> watch_list() {
+    streamed out;
+    for (;;) {
+      watch_params p;
+      p.resource_version = unavailable_ ? std::string() : last_rv_;
+      p.allow_bookmarks = true;
+      p.send_initial_events = true;
+      p.resource_version_match = "NotOlderThan";
+      p.timeout_seconds = watch_timeout_seconds();
+      auto o = co_await lw_->watch(p);
+      ++stats_.watches;
+      co_await throw_if_cancelled();
+      if (o.ec) {
+        if (retriable(o.ec)) {
+          co_await o_.clk->sleep(next_delay());
+          continue;
+        }
+        if (is_resource_expired(o.ec) || too_large_rv(o.ec, o.diag)) {
+          unavailable_ = true;
+          continue;
+        }
+        out.refused = o.ec.category() == api_category();
+        out.f = {o.ec, std::move(o.diag)};
+        co_return out;
+      }
+      std::unordered_map<std::string, object_ptr> temp;
+      std::string rv;
+      bool retry = false;
+      for (;;) {
+        auto ev = co_await o.stream->next();
+        co_await throw_if_cancelled();
+        if (!ev) {
+          out.f = fail(client_errc::watch_stream_error,
+                       o_.name + ": the streaming list ended before the initial-events-end bookmark");
+          co_return out;
+        }
+        if (ev->type == event_type::error) {
+          if (is_resource_expired(ev->ec)) {
+            unavailable_ = true;
+            retry = true;
+            break;
+          }
+          out.refused = ev->ec.category() == api_category();
+          out.f = {ev->ec, std::move(ev->diag)};
+          co_return out;
+        }
+        if (ev->type == event_type::bookmark) {
+          rv = ev->resource_version;
+          if (!ev->initial_events_end) {
+            continue;
+          }
+          std::vector<object_ptr> items;
+          items.reserve(temp.size());
+          for (auto& [k, obj] : temp) {
+            items.push_back(std::move(obj));
+          }
+          try {
+            fifo_.replace(std::move(items), rv);
+            if (o_.after_replace) {
+              o_.after_replace();
+            }
+          } catch (const std::exception& e) {
+            out.f = fail(client_errc::decode_error, o_.name + ": cannot queue the streamed list: " + e.what());
+            co_return out;
+          }
+          last_rv_ = rv;
+          unavailable_ = false;
+          ++stats_.streaming_syncs;
+          out.stream = std::move(o.stream);
+          co_return out;
+        }
+        if (!ev->object) {
+          out.f = fail(client_errc::decode_error, o_.name + ": a watch event without an object");
+          co_return out;
+        }
+        try {
+          auto obj = transformed(std::move(ev->object));
+          auto k = o_.key(*obj);
+          if (ev->type == event_type::deleted) {
+            temp.erase(k);
+          } else {
+            temp.insert_or_assign(std::move(k), std::move(obj));
+          }
+        } catch (const std::exception& e) {
+          out.f = fail(client_errc::decode_error, o_.name + ": bad object in the streamed list: " + e.what());
+          co_return out;
+        }
+      }
+      if (retry) {
+        continue;
+      }
+    }
+  }
+
+  // ---- watch ---------------------------------------------------------------
+  struct handled {
+    failure f;
+    std::size_t events = 0;
+  };
+
+  boost::asio::awaitable<handled> handle_watch(event_stream<T>& s, bool propagate_from_start) {
+    handled out;
+    bool besides_added = false;
+    for (;;) {
+      auto ev = co_await s.next();
+      co_await throw_if_cancelled();
+      if (!ev) {
+        co_return out;
+      }
+      switch (ev->type) {
+      case event_type::error:
+        out.f = {ev->ec, std::move(ev->diag)};
+        co_return out;
+      case event_type::bookmark:
+        besides_added = true;
+        break;
+      case event_type::added:
+      case event_type::modified:
+      case event_type::deleted: {
+        if (!ev->object) {
+          out.f = fail(client_errc::decode_error, o_.name + ": a watch event without an object");
+          co_return out;
+        }
+        try {
+          auto obj = transformed(std::move(ev->object));
+          if (ev->type == event_type::added) {
+            fifo_.add(std::move(obj));
+          } else if (ev->type == event_type::modified) {
+            besides_added = true;
+            fifo_.update(std::move(obj));
+          } else {
+            besides_added = true;
+            fifo_.remove(std::move(obj));
+          }
+        } catch (const std::exception& e) {
+          out.f = fail(client_errc::decode_error, o_.name + ": cannot queue a watch event: " + e.what());
+          co_return out;
+        }
+        break;
+      }
+      }
+      if ((propagate_from_start || besides_added) && !ev->resource_version.empty()) {
+        last_rv_ = ev->resource_version;
+      }
+      ++out.events;
+    }
+  }
+
+  boost::asio::awaitable<failure> watch_loop(std::unique_ptr<event_stream<T>> w) {
+    for (;;) {
+      const auto start = o_.clk->now();
+      bool propagate = true;
+      if (!w) {
+        watch_params p;
+        p.resource_version = last_rv_;
+        p.allow_bookmarks = true;
+        p.timeout_seconds = watch_timeout_seconds();
+        if (p.resource_version.empty() || p.resource_version == "0") {
+          propagate = false;
+        }
+        auto o = co_await lw_->watch(p);
+        ++stats_.watches;
+        co_await throw_if_cancelled();
+        if (o.ec) {
+          if (retriable(o.ec)) {
+            co_await o_.clk->sleep(next_delay());
+            continue;
+          }
+          co_return failure{o.ec, std::move(o.diag)};
+        }
+        w = std::move(o.stream);
+      }
+      auto h = co_await handle_watch(*w, propagate);
+      w.reset();
+      if (h.f.ec) {
+        if (h.f.ec == api_errc::too_many_requests) {
+          co_await o_.clk->sleep(next_delay());
+          continue;
+        }
+        if (!is_network_error(h.f.ec)) {
+          co_return std::move(h.f);
+        }
+        // A dropped connection ends the watch like a normal close.
+      }
+      if (h.events == 0 && o_.clk->now() - start < std::chrono::seconds(1)) {
+        co_return fail(client_errc::watch_stream_error,
+                       o_.name + ": very short watch: it lasted less than a second and delivered no event");
+      }
+    }
+  }
+
+  std::shared_ptr<lister_watcher<T>> lw_;
+  delta_fifo<T>& fifo_;
+  reflector_options<T> o_;
+  backoff backoff_;
+  std::string last_rv_;
+  bool unavailable_ = false;
+  reflector_stats stats_;
+};
+
+} // namespace kube::informer

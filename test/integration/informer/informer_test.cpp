@@ -1,0 +1,355 @@
+// The informer against the real cluster: convergence after concurrent churn
+// by kubectl and the C++ client with an apiserver restart mid-churn, then
+// deletes the informer missed (seen as tombstones) and a 410 after etcd
+// compaction that costs exactly one relist. Restarts the shared apiserver:
+// SERIAL.
+#include "support/client_support.hpp"
+
+#include <kube/dynamic_api.hpp>
+#include <kube/informer/dynamic_lister_watcher.hpp>
+#include <kube/informer/informer_factory.hpp>
+#include <kube/informer/shared_informer.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <map>
+#include <set>
+#include <thread>
+
+using namespace kube_test;
+namespace ki = kube::informer;
+using namespace std::chrono_literals;
+
+namespace {
+
+void kcluster(const std::string& command) {
+  const auto env = cluster_env();
+  REQUIRE(sh(env.at("KUBE_TEST_KCLUSTER") + " " + command + " --dir " + env.at("KUBE_TEST_CLUSTER_DIR")) == 0);
+}
+
+std::string capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+// name -> resourceVersion, as kubectl (an independent client) sees it.
+std::map<std::string, std::string> server_state(const std::string& ns) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const auto text = capture(kubectl() + "-n " + ns + " get configmaps -o json 2>/dev/null");
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    if (ec || !v.is_object()) {
+      std::this_thread::sleep_for(500ms);  // apiserver not answering yet
+      continue;
+    }
+    std::map<std::string, std::string> out;
+    for (const auto& item : v.at("items").as_array()) {
+      const auto& md = item.at("metadata").as_object();
+      const std::string name(md.at("name").as_string());
+      if (name == "kube-root-ca.crt") continue;
+      out[name] = std::string(md.at("resourceVersion").as_string());
+    }
+    return out;
+  }
+  FAIL("kubectl get configmaps never answered");
+  return {};
+}
+
+std::map<std::string, std::string> cache_state(const ki::lister<kube::unstructured>& l, const std::string& ns) {
+  std::map<std::string, std::string> out;
+  for (const auto& o : l.in_namespace(ns).list()) {
+    if (o->name() == "kube-root-ca.crt") continue;
+    out[o->name()] = o->resource_version();
+  }
+  return out;
+}
+
+// Converged = the cache equals kubectl's view. Polls (integration only).
+bool converges(const ki::lister<kube::unstructured>& l, const std::string& ns, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    const auto server = server_state(ns);
+    if (cache_state(l, ns) == server) return true;
+    std::this_thread::sleep_for(300ms);
+  }
+  INFO("cache " << cache_state(l, ns).size() << " server " << server_state(ns).size());
+  return false;
+}
+
+// Counts list requests, and can cut the informer off the server (as if its
+// network were down) while the test changes things behind its back.
+class gated_lister_watcher final : public ki::lister_watcher<kube::unstructured> {
+public:
+  explicit gated_lister_watcher(std::shared_ptr<ki::lister_watcher<kube::unstructured>> inner) : inner_(std::move(inner)) {}
+
+  std::atomic<int> list_requests{0};
+  std::atomic<int> watch_requests{0};
+
+  void pause() {
+    paused_ = true;
+    std::lock_guard lk(m_);
+    if (current_) current_->close();  // kube::watch_stream::close is thread-safe
+  }
+  void resume() { paused_ = false; }
+
+  asio::awaitable<ki::list_outcome<kube::unstructured>> list(const kube::list_params& p) override {
+    if (paused_) co_return refused<ki::list_outcome<kube::unstructured>>();
+    ++list_requests;
+    co_return co_await inner_->list(p);
+  }
+  asio::awaitable<ki::watch_outcome<kube::unstructured>> watch(const kube::watch_params& p) override {
+    if (paused_) co_return refused<ki::watch_outcome<kube::unstructured>>();
+    ++watch_requests;
+    auto o = co_await inner_->watch(p);
+    if (o.stream) o.stream = std::make_unique<gated_stream>(this, std::move(o.stream));
+    co_return o;
+  }
+
+private:
+  template <class R>
+  static R refused() {
+    R r;
+    r.ec = asio::error::connection_refused;
+    r.diag.set_client_message("gated: paused by the test");
+    return r;
+  }
+
+  struct gated_stream final : ki::event_stream<kube::unstructured> {
+    gated_stream(gated_lister_watcher* g, std::unique_ptr<ki::event_stream<kube::unstructured>> s)
+        : g_(g), s_(std::move(s)) {
+      std::lock_guard lk(g_->m_);
+      g_->current_ = s_.get();
+    }
+    ~gated_stream() override {
+      std::lock_guard lk(g_->m_);
+      if (g_->current_ == s_.get()) g_->current_ = nullptr;
+    }
+    asio::awaitable<std::optional<ki::event<kube::unstructured>>> next() override {
+      if (g_->paused_) co_return cut();
+      try {
+        co_return co_await s_->next();
+      } catch (const boost::system::system_error& e) {
+        if (!g_->paused_ || e.code() != asio::error::operation_aborted) throw;
+      }
+      co_return cut();
+    }
+    void close() override { s_->close(); }
+    static ki::event<kube::unstructured> cut() {
+      ki::event<kube::unstructured> e;
+      e.type = ki::event_type::error;
+      e.ec = asio::error::connection_reset;
+      return e;
+    }
+    gated_lister_watcher* g_;
+    std::unique_ptr<ki::event_stream<kube::unstructured>> s_;
+  };
+
+  std::shared_ptr<ki::lister_watcher<kube::unstructured>> inner_;
+  std::atomic<bool> paused_{false};
+  std::mutex m_;
+  ki::event_stream<kube::unstructured>* current_ = nullptr;
+};
+
+kube::unstructured configmap(const std::string& ns, const std::string& name, const std::string& v) {
+  kube::unstructured u;
+  u.set_api_version("v1").set_kind("ConfigMap").set_namespace(ns).set_name(name);
+  u.object()["data"] = boost::json::object{{"v", v}};
+  return u;
+}
+
+// Runs `op` until it succeeds (the apiserver may be restarting).
+template <class Op>
+asio::awaitable<void> retry(Op op) {
+  for (int i = 0; i < 200; ++i) {
+    try {
+      co_await op();
+      co_return;
+    } catch (const kube::error& e) {
+      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found) co_return;  // a retry after a lost answer
+    }
+    asio::steady_timer t(co_await asio::this_coro::executor, 200ms);
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  throw std::runtime_error("churn op never succeeded");
+}
+
+} // namespace
+
+TEST_CASE("informer converges after concurrent churn across apiserver restarts, sees missed deletes as tombstones, "
+          "and relists once after a 410 from compaction",
+          "[informer][restart]") {
+  const auto ns = unique_name("informer");
+  create_namespace(ns);
+  const auto settings = admin_cert_settings();
+
+  // ---- the informer, on its own thread ----------------------------------------------------
+  asio::io_context inf_io;
+  kube::client inf_client(inf_io.get_executor(), settings);
+  std::shared_ptr<gated_lister_watcher> gate;
+  ki::informer_factory factory(inf_client, {ns, {}, true, {}});
+  std::mutex m;
+  std::set<std::string> tombstones, deletes;
+  std::vector<kube::error_code> hook_errors;
+  auto inf = factory.informer<kube::unstructured>("configmaps", [&] {
+    auto inner = std::make_shared<ki::dynamic_lister_watcher>(
+        kube::dynamic_api(inf_client, {"", "v1", "configmaps"}, ns), ki::dynamic_lister_watcher_options{"ConfigMap"});
+    gate = std::make_shared<gated_lister_watcher>(inner);
+    ki::informer_options<kube::unstructured> o;
+    o.transform = ki::strip_managed_fields();
+    o.reflector.backoff.max = 2s;  // keep the test short; the rule itself is unit-tested
+    o.on_watch_error = [&](const kube::error_code& ec, const kube::diagnostics&) {
+      std::lock_guard lk(m);
+      hook_errors.push_back(ec);
+    };
+    return std::pair{std::shared_ptr<ki::lister_watcher<kube::unstructured>>(gate), std::move(o)};
+  });
+  inf->add_handler({nullptr, nullptr, [&](const ki::deleted_object<kube::unstructured>& d) {
+                      std::lock_guard lk(m);
+                      const auto& o = ki::object_of(d);
+                      (std::holds_alternative<ki::deleted_final_state_unknown<kube::unstructured>>(d) ? tombstones : deletes)
+                          .insert(o ? o->name() : "?");
+                    }});
+  asio::cancellation_signal stop;
+  std::atomic<bool> inf_done{false};
+  factory.async_run(asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code) { inf_done = true; }));
+  std::thread inf_thread([&] { inf_io.run(); });
+  struct joiner {
+    std::thread& t;
+    asio::io_context& io;
+    asio::cancellation_signal& s;
+    ~joiner() {
+      asio::post(io, [this] { s.emit(asio::cancellation_type::terminal); });
+      t.join();
+    }
+  } join_inf{inf_thread, inf_io, stop};
+
+  {
+    std::promise<kube::error_code> synced;
+    factory.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
+    auto f = synced.get_future();
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    REQUIRE_FALSE(f.get());
+    REQUIRE(factory.has_synced());
+  }
+  auto lister = inf->make_lister();
+
+  // ---- phase 1: 2,000 mixed operations by kubectl and the C++ client, apiserver restart mid-way ----
+  std::atomic<int> cpp_ops{0}, kubectl_ops{0};
+  std::thread cpp([&] {
+    asio::io_context io;
+    kube::client c(io.get_executor(), settings);
+    kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (int i = 0; i < 800; ++i) {  // 800 creates
+            const auto cm = configmap(ns, "c-" + std::to_string(i), "0");
+            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_create(cm); });
+            ++cpp_ops;
+          }
+          for (int i = 0; i < 500; ++i) {  // 500 updates
+            const auto name = "c-" + std::to_string(i);
+            const std::string body = R"({"data":{"v":")" + std::to_string(i + 1) + R"("}})";
+            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_patch(name, kube::patch_type::merge, body); });
+            ++cpp_ops;
+          }
+          for (int i = 500; i < 800; ++i) {  // 300 deletes
+            const auto name = "c-" + std::to_string(i);
+            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
+            ++cpp_ops;
+          }
+        },
+        [](std::exception_ptr e) {
+          if (e) std::rethrow_exception(e);
+        });
+    io.run();
+  });
+  std::thread kc([&] {
+    // 200 creates in one apply, 100 label updates, 100 deletes: 400 operations.
+    const auto file = "/tmp/" + ns + "-kubectl.yaml";
+    {
+      std::ofstream out(file);
+      for (int i = 0; i < 200; ++i)
+        out << "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k-" << i << "\ndata:\n  v: \"0\"\n";
+    }
+    auto until_ok = [&](const std::string& cmd) {
+      for (int i = 0; i < 100 && sh(cmd) != 0; ++i) std::this_thread::sleep_for(300ms);
+    };
+    until_ok(kubectl() + "-n " + ns + " apply -f " + file);
+    kubectl_ops += 200;
+    std::string names;
+    for (int i = 100; i < 200; ++i) names += " k-" + std::to_string(i);
+    until_ok(kubectl() + "-n " + ns + " label configmap --overwrite" + names + " touched=yes");
+    kubectl_ops += 100;
+    names.clear();
+    for (int i = 0; i < 100; ++i) names += " k-" + std::to_string(i);
+    until_ok(kubectl() + "-n " + ns + " delete configmap --ignore-not-found" + names);
+    kubectl_ops += 100;
+    std::remove(file.c_str());
+  });
+  while (cpp_ops < 700) std::this_thread::sleep_for(20ms);
+  kcluster("restart-apiserver");  // mid-churn
+  cpp.join();
+  kc.join();
+  CHECK(cpp_ops + kubectl_ops == 2000);
+  REQUIRE(converges(lister, ns, 60s));
+  CHECK(server_state(ns).size() == 500 + 100);
+  const auto lists_before_outage = gate->list_requests.load();
+
+  // ---- phase 2: the informer is cut off; deletes happen; etcd is compacted ----------------
+  gate->pause();
+  kcluster("stop-apiserver");
+  kcluster("start-apiserver");
+  std::set<std::string> missed;
+  {
+    asio::io_context io;
+    kube::client c(io.get_executor(), settings);
+    kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (int i = 0; i < 50; ++i) {
+            const auto name = "c-" + std::to_string(i);
+            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
+            missed.insert(name);
+          }
+          for (int i = 50; i < 70; ++i) {
+            const auto name = "c-" + std::to_string(i);
+            co_await retry([&]() -> asio::awaitable<void> {
+              co_await cms.async_patch(name, kube::patch_type::merge, R"({"data":{"v":"outage"}})");
+            });
+          }
+        },
+        [](std::exception_ptr e) {
+          if (e) std::rethrow_exception(e);
+        });
+    io.run();
+  }
+  kcluster("compact");
+  kcluster("restart-apiserver");  // the watch cache forgets the old history too
+  const auto lists_at_resume = gate->list_requests.load();
+  CHECK(lists_at_resume == lists_before_outage);  // no list got through while cut off
+  gate->resume();
+  REQUIRE(converges(lister, ns, 60s));
+
+  std::lock_guard lk(m);
+  CHECK(tombstones == missed);  // every delete made behind its back arrives as a tombstone
+  INFO("list requests after resume: " << gate->list_requests.load() - lists_at_resume);
+  CHECK(gate->list_requests.load() - lists_at_resume == 1);  // one relist, not a storm
+  CHECK(std::any_of(hook_errors.begin(), hook_errors.end(), [](const auto& ec) { return kube::is_resource_expired(ec); }));
+  for (const auto& name : lister.in_namespace(ns).list()) {
+    CHECK_FALSE(name->object().at("metadata").as_object().contains("managedFields"));
+  }
+}

@@ -1,0 +1,423 @@
+// Reflector rules (client-go reflector.go), one test per rule, driven by a
+// scripted fake lister_watcher and a manual clock.
+#include "rig.hpp"
+
+#include <boost/json/parse.hpp>
+
+using namespace kube::informer;
+using namespace kube::informer::test;
+using kube::api_errc;
+using kube::client_errc;
+using kube::error_code;
+
+namespace {
+std::vector<delta_type> types(const delta_list<thing>& dl) {
+  std::vector<delta_type> out;
+  for (const auto& d : dl.deltas) {
+    out.push_back(d.type);
+  }
+  return out;
+}
+std::shared_ptr<const thing> obj(const std::string& name, const std::string& rv) { return make("ns", name, rv); }
+} // namespace
+
+TEST_CASE("reflector: the first list is at resourceVersion 0, then a watch from the list's version",
+          "[informer][reflector]") {
+  reflector_rig t;
+  REQUIRE(t.lw->list_calls().size() == 1);
+  CHECK(t.lw->list_calls()[0].resource_version == "0");
+  CHECK(t.lw->list_calls()[0].limit == 500);
+  CHECK(t.lw->watch_calls().empty());
+
+  t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 1);
+  const auto& w = t.lw->watch_calls()[0];
+  CHECK(w.resource_version == "10");
+  CHECK(w.allow_bookmarks);
+  CHECK(w.timeout_seconds == 450);  // 300 + 0.5 * (600 - 300)
+  CHECK_FALSE(w.send_initial_events);
+  CHECK(t.r->last_sync_resource_version() == "10");
+
+  auto popped = t.drain();
+  REQUIRE(popped.size() == 2);
+  for (auto& dl : popped) {
+    CHECK(types(dl) == std::vector{delta_type::replaced});
+    CHECK(dl.is_in_initial_list);
+  }
+  CHECK(t.fifo.has_synced());
+  CHECK(t.errors.empty());
+}
+
+TEST_CASE("reflector: watch timeoutSeconds is random in [300, 600]", "[informer][reflector]") {
+  for (double r : {0.0, 0.999999}) {
+    reflector_rig t([r](reflector_options<thing>& o) { o.random = [r] { return r; }; });
+    t.lw->push_list({}, "1");
+    t.poll();
+    REQUIRE(t.lw->watch_calls().size() == 1);
+    CHECK(t.lw->watch_calls()[0].timeout_seconds == (r == 0.0 ? 300 : 599));
+  }
+  reflector_rig t([](reflector_options<thing>& o) { o.random = {}; });  // the real generator
+  t.lw->push_list({}, "1");
+  t.poll();
+  for (int i = 0; i < 20; ++i) {
+    t.lw->push_watch({fake::bookmark(std::to_string(i + 2))}, fake::stream_end::eof);
+    t.poll();
+  }
+  REQUIRE(t.lw->watch_calls().size() == 21);
+  for (const auto& w : t.lw->watch_calls()) {
+    REQUIRE(w.timeout_seconds);
+    CHECK(*w.timeout_seconds >= 300);
+    CHECK(*w.timeout_seconds <= 600);
+  }
+}
+
+TEST_CASE("reflector: a watch that ends normally is reopened from the last resourceVersion, no relist",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({obj("a", "5")}, "10");
+  t.lw->push_watch({fake::added(obj("c", "11")), fake::modified(obj("a", "12"))}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[1].resource_version == "12");
+  t.lw->push_watch({fake::bookmark("20")}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 3);
+  CHECK(t.lw->watch_calls()[2].resource_version == "20");  // bookmarks move the version
+  CHECK(t.lw->list_calls().size() == 1);
+  CHECK(t.errors.empty());
+  CHECK(t.clk->sleeps().empty());  // no backoff between normal watch restarts
+  auto popped = t.drain();
+  REQUIRE(popped.size() == 2);
+  CHECK(types(popped[0]) == std::vector{delta_type::replaced, delta_type::updated});
+  CHECK(types(popped[1]) == std::vector{delta_type::added});
+}
+
+TEST_CASE("reflector: a dropped connection restarts the watch without a relist", "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  t.lw->push_watch({fake::added(obj("a", "11")), fake::error(boost::asio::error::connection_reset, "reset")});
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[1].resource_version == "11");
+  CHECK(t.lw->list_calls().size() == 1);
+  CHECK(t.errors.empty());
+}
+
+TEST_CASE("reflector: 410 relists at the last synced version after a backoff; unavailable -> paginated list at \"\"",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+  t.lw->push_watch({fake::modified(obj("a", "12")), fake::error(api_errc::expired, "too old resource version")});
+  t.poll();
+  t.drain();
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].first == api_errc::expired);
+  REQUIRE(t.clk->pending() == 1);
+  CHECK(t.clk->next_wake_in() == 1200ms);  // 800 ms * (1 + jitter 1.0 * 0.5)
+  CHECK(t.lw->list_calls().size() == 1);
+
+  t.clk->advance(1200ms);
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 2);
+  CHECK(t.lw->list_calls()[1].resource_version == "12");  // the last synced version
+  CHECK_FALSE(t.lw->list_calls()[1].limit);               // a specific version is not paginated
+
+  t.lw->push_list_error(api_errc::expired, "too old");
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 3);
+  CHECK(t.lw->list_calls()[2].resource_version.empty());  // consistent read
+  CHECK(t.lw->list_calls()[2].limit == 500);
+  t.lw->push_list({obj("a", "30")}, "31", "tok");
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 4);
+  CHECK(t.lw->list_calls()[3].continue_token == "tok");
+  CHECK(t.lw->list_calls()[3].resource_version.empty());
+  t.lw->push_list({obj("c", "32")}, "31");
+  t.poll();
+  CHECK(t.r->last_sync_resource_version() == "31");
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[1].resource_version == "31");
+
+  // b vanished while we were not watching: a tombstone with its last state.
+  auto popped = t.drain();
+  REQUIRE(popped.size() == 3);
+  const delta_list<thing>* b = nullptr;
+  for (auto& dl : popped) {
+    if (dl.key == "ns/b") {
+      b = &dl;
+    }
+  }
+  REQUIRE(b);
+  REQUIRE(b->deltas.size() == 1);
+  CHECK(b->deltas[0].type == delta_type::deleted);
+  REQUIRE(b->deltas[0].tombstone());
+  CHECK(b->deltas[0].tombstone()->obj->rv == "6");
+  CHECK(t.cached_keys() == std::vector<std::string>{"ns/a", "ns/c"});
+  CHECK(t.r->stats().lists == 2);
+}
+
+TEST_CASE("reflector: a too large resourceVersion also falls back to a list at \"\"", "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  t.lw->push_watch({fake::error(api_errc::internal_error, "boom")});
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 2);
+  CHECK(t.lw->list_calls()[1].resource_version == "10");
+  kube::diagnostics d;
+  d.set_server_status(boost::json::parse(R"({"kind":"Status","code":504,"reason":"Timeout",
+      "details":{"causes":[{"reason":"ResourceVersionTooLarge","message":"Too large resource version"}]}})")
+                          .as_object());
+  t.lw->push_list_error(api_errc::timeout, d);
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 3);
+  CHECK(t.lw->list_calls()[2].resource_version.empty());
+  // Other list errors do not switch to "" and go to the hook.
+  t.lw->push_list_error(api_errc::internal_error, "boom");
+  t.poll();
+  CHECK(t.lw->list_calls().size() == 3);
+  CHECK(t.errors.back().first == api_errc::internal_error);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 4);
+  CHECK(t.lw->list_calls()[3].resource_version.empty());  // still unavailable until a list succeeds
+  t.lw->push_list({}, "40");
+  t.poll();
+  CHECK_FALSE(t.r->last_sync_resource_version_unavailable());
+}
+
+TEST_CASE("reflector: an expired continue token falls back to one full list", "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({obj("a", "1")}, "10", "t1");
+  t.lw->push_list_error(api_errc::expired, "continue expired");
+  t.lw->push_list({obj("a", "1"), obj("b", "2")}, "12");
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 3);
+  CHECK(t.lw->list_calls()[1].continue_token == "t1");
+  CHECK(t.lw->list_calls()[2].continue_token.empty());
+  CHECK_FALSE(t.lw->list_calls()[2].limit);
+  CHECK(t.r->last_sync_resource_version() == "12");
+  CHECK(t.drain().size() == 2);
+  CHECK(t.errors.empty());
+}
+
+TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2 minutes of health",
+          "[informer][reflector]") {
+  reflector_rig t;
+  for (int i = 0; i < 8; ++i) {
+    t.lw->push_list_error(api_errc::internal_error, "down");
+    t.poll();
+    REQUIRE(t.clk->pending() == 1);
+    t.clk->advance(t.clk->next_wake_in());
+    t.poll();
+  }
+  using ms = std::chrono::milliseconds;
+  std::vector<ms> got;
+  for (auto d : t.clk->sleeps()) {
+    got.push_back(std::chrono::duration_cast<ms>(d));
+  }
+  // base 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30 s, each * 1.5 (jitter 1.0, random 0.5)
+  CHECK(got == std::vector<ms>{1200ms, 2400ms, 4800ms, 9600ms, 19200ms, 38400ms, 45000ms, 45000ms});
+  CHECK(t.errors.size() == 8);
+
+  // Healthy: a list and a watch that stays open for 3 minutes.
+  t.lw->push_list({}, "10");
+  t.poll();
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  t.clk->advance(std::chrono::minutes(3));
+  t.lw->stream(0)->push(fake::error(api_errc::internal_error, "blip"));
+  t.poll();
+  REQUIRE(t.clk->pending() == 1);
+  CHECK(t.clk->next_wake_in() == 1200ms);  // back to the start
+}
+
+TEST_CASE("reflector: jitter stays within [d, 2d) with the real random generator", "[informer][reflector]") {
+  reflector_rig t([](reflector_options<thing>& o) { o.random = {}; });
+  clock::duration base = 800ms;
+  for (int i = 0; i < 6; ++i) {
+    t.lw->push_list_error(api_errc::internal_error, "down");
+    t.poll();
+    const auto d = t.clk->sleeps().back();
+    CHECK(d >= base);
+    CHECK(d < 2 * base);
+    base = std::min<clock::duration>(base * 2, 30s);
+    t.clk->advance(t.clk->next_wake_in());
+    t.poll();
+  }
+}
+
+TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after backoff without relisting",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  t.lw->push_watch_error(boost::asio::error::connection_refused, "refused");
+  t.poll();
+  REQUIRE(t.clk->pending() == 1);
+  CHECK(t.clk->next_wake_in() == 1200ms);
+  t.clk->advance(1200ms);
+  t.lw->push_watch_error(api_errc::too_many_requests, "slow down");
+  t.poll();
+  REQUIRE(t.clk->pending() == 1);
+  CHECK(t.clk->next_wake_in() == 2400ms);
+  t.clk->advance(2400ms);
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 3);
+  CHECK(t.lw->watch_calls()[2].resource_version == "10");
+  CHECK(t.lw->list_calls().size() == 1);
+  CHECK(t.errors.empty());
+}
+
+TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist; the cache keeps its objects",
+          "[informer][reflector]") {
+  for (auto bad : {error_code(client_errc::watch_stream_error), error_code(client_errc::decode_error)}) {
+    reflector_rig t;
+    t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+    t.lw->push_watch({fake::modified(obj("a", "11")), fake::error(bad, "bad event at byte 42")});
+    t.poll();
+    t.drain();
+    REQUIRE(t.errors.size() == 1);
+    CHECK(t.errors[0].first == bad);
+    CHECK(t.errors[0].second.find("byte 42") != std::string::npos);
+    CHECK(t.cached_keys() == std::vector<std::string>{"ns/a", "ns/b"});  // nothing lost
+    t.clk->advance(t.clk->next_wake_in());
+    t.poll();
+    REQUIRE(t.lw->list_calls().size() == 2);
+    CHECK(t.lw->list_calls()[1].resource_version == "11");
+    t.lw->push_list({obj("a", "11"), obj("b", "6")}, "11");
+    t.poll();
+    t.drain();
+    CHECK(t.cached_keys() == std::vector<std::string>{"ns/a", "ns/b"});
+    CHECK(t.lw->watch_calls().size() == 2);
+  }
+}
+
+TEST_CASE("reflector: an event without an object, or one the key function rejects, is a decode error",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  auto e = fake::added(nullptr);
+  e.resource_version = "11";
+  t.lw->push_watch({e});
+  t.poll();
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].first == client_errc::decode_error);
+  CHECK(t.fifo.empty());
+}
+
+TEST_CASE("reflector: a very short watch without events counts as an error", "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  t.lw->push_watch({}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].second.find("very short watch") != std::string::npos);
+  // The same empty close after >= 1 s is a normal end.
+  t.clk->advance(t.clk->next_wake_in());
+  t.lw->push_list({}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  t.clk->advance(5s);
+  t.lw->stream(1)->finish();
+  t.poll();
+  CHECK(t.errors.size() == 1);
+  CHECK(t.lw->watch_calls().size() == 3);
+}
+
+TEST_CASE("reflector: added events of a watch from \"0\" do not move the version until another event",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "");  // a server that gave no version: watch from ""
+  t.lw->push_watch({fake::added(obj("a", "7")), fake::added(obj("b", "8"))}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[0].resource_version.empty());
+  CHECK(t.lw->watch_calls()[1].resource_version.empty());
+  t.lw->push_watch({fake::added(obj("c", "9")), fake::modified(obj("a", "10"))}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 3);
+  CHECK(t.lw->watch_calls()[2].resource_version == "10");
+}
+
+TEST_CASE("reflector: streaming list syncs at the initial-events-end bookmark and keeps watching on that stream",
+          "[informer][reflector]") {
+  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  REQUIRE(t.lw->watch_calls().size() == 1);
+  const auto& w = t.lw->watch_calls()[0];
+  CHECK(w.send_initial_events);
+  CHECK(w.resource_version_match == "NotOlderThan");
+  CHECK(w.resource_version.empty());
+  CHECK(w.allow_bookmarks);
+  CHECK(t.lw->list_calls().empty());
+
+  t.lw->push_watch({fake::added(obj("a", "5")), fake::added(obj("b", "6")), fake::deleted(obj("b", "7")),
+                    fake::bookmark("7"), fake::bookmark("8", true)});
+  t.poll();
+  CHECK(t.r->stats().streaming_syncs == 1);
+  CHECK(t.r->last_sync_resource_version() == "8");
+  CHECK(t.fifo.list_keys() == std::vector<std::string>{"ns/a"});
+  t.lw->stream(0)->push(fake::modified(obj("a", "9")));
+  t.poll();
+  auto popped = t.drain();
+  REQUIRE(popped.size() == 1);
+  CHECK(types(popped[0]) == std::vector{delta_type::replaced, delta_type::updated});
+  CHECK(popped[0].is_in_initial_list);
+  CHECK(t.lw->watch_calls().size() == 1);
+  CHECK(t.lw->list_calls().empty());
+  CHECK(t.fifo.has_synced());
+}
+
+TEST_CASE("reflector: a refused streaming list falls back to list, and streaming stays off", "[informer][reflector]") {
+  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  t.lw->push_watch_error(api_errc::invalid, "sendInitialEvents is forbidden");
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 1);
+  CHECK(t.lw->list_calls()[0].resource_version == "0");
+  CHECK(t.r->stats().streaming_fallbacks == 1);
+  CHECK_FALSE(t.r->streaming_enabled());
+  t.lw->push_list({obj("a", "1")}, "10");
+  t.lw->push_watch({fake::error(api_errc::expired, "too old")});
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK_FALSE(t.lw->watch_calls()[1].send_initial_events);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  CHECK(t.lw->list_calls().size() == 2);  // relist, no new streaming attempt
+  CHECK(t.lw->watch_calls().size() == 2);
+}
+
+TEST_CASE("reflector: a streaming list from an expired version restarts at \"\"", "[informer][reflector]") {
+  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  t.lw->push_watch({fake::bookmark("5", true)});
+  t.poll();
+  t.lw->stream(0)->push(fake::error(api_errc::internal_error, "x"));
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[1].resource_version == "5");
+  t.lw->push_watch({fake::error(api_errc::expired, "too old")});
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 3);
+  CHECK(t.lw->watch_calls()[2].resource_version.empty());
+  CHECK(t.lw->watch_calls()[2].send_initial_events);
+}
+
+TEST_CASE("reflector: cancellation stops it at any await", "[informer][reflector]") {
+  {
+    reflector_rig t;  // waiting in list
+  }
+  {
+    reflector_rig t;  // waiting in a watch
+    t.lw->push_list({}, "1");
+    t.poll();
+  }
+  {
+    reflector_rig t;  // waiting in a backoff sleep
+    t.lw->push_list_error(api_errc::internal_error, "x");
+    t.poll();
+    CHECK(t.clk->pending() == 1);
+  }
+}

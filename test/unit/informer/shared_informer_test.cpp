@@ -1,0 +1,340 @@
+// SharedIndexInformer, async DeltaFIFO, listers and label selectors; driven
+// by the scripted fake and a manual clock on a polled io_context.
+#include "rig.hpp"
+
+#include <kube/informer/lister.hpp>
+#include <kube/informer/shared_informer.hpp>
+#include <kube/informer/transform.hpp>
+#include <kube/unstructured.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/json/parse.hpp>
+
+using namespace kube::informer;
+using namespace kube::informer::test;
+using kube::api_errc;
+using kube::error_code;
+
+namespace {
+
+std::shared_ptr<const thing> obj(const std::string& name, const std::string& rv) { return make("ns", name, rv); }
+
+struct recorder {
+  std::vector<std::string> log;
+  event_handler<thing> handler() {
+    return {
+        [this](const std::shared_ptr<const thing>& o, bool initial) {
+          log.push_back("add " + o->nm + "@" + o->rv + (initial ? " initial" : ""));
+        },
+        [this](const std::shared_ptr<const thing>& a, const std::shared_ptr<const thing>& b) {
+          log.push_back("update " + a->nm + "@" + a->rv + "->" + b->rv);
+        },
+        [this](const deleted_object<thing>& d) {
+          const auto& o = object_of(d);
+          const bool tomb = std::holds_alternative<deleted_final_state_unknown<thing>>(d);
+          log.push_back(std::string(tomb ? "tombstone " : "delete ") + (o ? o->nm + "@" + o->rv : "?"));
+        },
+    };
+  }
+};
+
+struct informer_rig {
+  asio::io_context io;
+  std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>();
+  std::shared_ptr<fake> lw = std::make_shared<fake>();
+  std::vector<error_code> errors;
+  std::unique_ptr<shared_index_informer<thing>> inf;
+  asio::cancellation_signal stop;
+  bool done = false;
+  error_code run_ec;
+
+  explicit informer_rig(const std::function<void(informer_options<thing>&)>& tweak = {}) {
+    informer_options<thing> o;
+    o.reflector.clk = clk;
+    o.reflector.random = [] { return 0.5; };
+    o.on_watch_error = [this](const error_code& ec, const kube::diagnostics&) { errors.push_back(ec); };
+    if (tweak) {
+      tweak(o);
+    }
+    inf = std::make_unique<shared_index_informer<thing>>(io.get_executor(), lw, std::move(o));
+  }
+  void start() {
+    inf->async_run(asio::bind_cancellation_slot(stop.slot(), [this](error_code ec) {
+      run_ec = ec;
+      done = true;
+    }));
+    poll();
+  }
+  void poll() { settle(io); }
+  ~informer_rig() {
+    stop.emit(asio::cancellation_type::terminal);
+    poll();
+    CHECK(done);
+    CHECK(run_ec == asio::error::operation_aborted);
+  }
+};
+
+} // namespace
+
+TEST_CASE("delta_fifo: async_pop waits for the producer; close ends it; cancellation aborts it; requeue",
+          "[informer][delta_fifo]") {
+  asio::io_context io;
+  delta_fifo<thing> f;
+  std::vector<std::string> got;
+  error_code last;
+  auto pop = [&] {
+    f.async_pop(asio::bind_executor(io, [&](error_code ec, delta_list<thing> dl) {
+      last = ec;
+      if (!ec) {
+        got.push_back(dl.key);
+      }
+    }));
+  };
+  pop();
+  settle(io);
+  CHECK(got.empty());
+  f.add(obj("a", "1"));
+  CHECK(got.empty());  // completion is posted, never inline
+  settle(io);
+  CHECK_FALSE(last);
+  CHECK(got == std::vector<std::string>{"ns/a"});
+  CHECK(f.empty());
+
+  f.add(obj("b", "1"));
+  pop();  // a key is queued: completes at once (posted)
+  settle(io);
+  CHECK(got.back() == "ns/b");
+
+  // Requeue: back in the FIFO unless the key was queued again meanwhile.
+  f.add(obj("c", "1"));
+  auto c = f.try_pop();
+  REQUIRE(c);
+  f.add_if_not_present(*c);
+  CHECK(f.list_keys() == std::vector<std::string>{"ns/c"});
+  f.add(obj("c", "2"));
+  f.add_if_not_present(*c);
+  REQUIRE(f.find("ns/c"));
+  CHECK(f.find("ns/c")->size() == 2);  // the original one plus the new update, not the stale copy again
+
+  // Cancellation.
+  while (f.try_pop()) {
+  }
+  asio::cancellation_signal sig;
+  f.async_pop(asio::bind_cancellation_slot(
+      sig.slot(), asio::bind_executor(io, [&](error_code ec, delta_list<thing>) { last = ec; })));
+  settle(io);
+  sig.emit(asio::cancellation_type::terminal);
+  settle(io);
+  CHECK(last == asio::error::operation_aborted);
+
+  // Close: queued keys still come out, then eof.
+  f.add(obj("d", "1"));
+  f.close();
+  pop();
+  settle(io);
+  CHECK(got.back() == "ns/d");
+  pop();
+  settle(io);
+  CHECK(last == asio::error::eof);
+}
+
+TEST_CASE("informer: handlers see the initial list, updates, deletes and tombstones after a relist",
+          "[informer][shared_informer]") {
+  informer_rig t;
+  recorder r;
+  auto reg = t.inf->add_handler(r.handler());
+  t.start();
+  CHECK_FALSE(t.inf->has_synced());
+  t.lw->push_list({obj("a", "1"), obj("b", "2")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(t.inf->has_synced());
+  CHECK(reg->has_synced());
+  std::sort(r.log.begin(), r.log.end());
+  CHECK(r.log == std::vector<std::string>{"add a@1 initial", "add b@2 initial"});
+  r.log.clear();
+
+  t.lw->stream(0)->push(fake::added(obj("c", "11")));
+  t.lw->stream(0)->push(fake::modified(obj("a", "12")));
+  t.lw->stream(0)->push(fake::deleted(obj("c", "13")));
+  t.lw->stream(0)->push(fake::error(api_errc::expired, "too old"));
+  t.poll();
+  // Per key, in FIFO order of keys: c (queued first) with both its deltas, then a.
+  CHECK(r.log == std::vector<std::string>{"add c@11", "delete c@13", "update a@1->12"});
+  r.log.clear();
+  REQUIRE(t.errors.size() == 1);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  t.lw->push_list({obj("a", "12")}, "20");
+  t.lw->push_watch(std::vector<event<thing>>{});  // b vanished while we were not watching
+  t.poll();
+  CHECK(r.log == std::vector<std::string>{"tombstone b@2"});
+  CHECK(t.inf->cache()->list_keys() == std::vector<std::string>{"ns/a"});
+}
+
+TEST_CASE("informer: a late handler first receives the cache; removed handlers hear nothing",
+          "[informer][shared_informer]") {
+  informer_rig t;
+  t.start();
+  t.lw->push_list({obj("a", "1"), obj("b", "2")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  REQUIRE(t.inf->has_synced());
+  recorder late;
+  auto reg = t.inf->add_handler(late.handler());
+  CHECK_FALSE(reg->has_synced());  // not yet processed on the strand
+  t.poll();
+  CHECK(reg->has_synced());
+  std::sort(late.log.begin(), late.log.end());
+  CHECK(late.log == std::vector<std::string>{"add a@1 initial", "add b@2 initial"});
+  late.log.clear();
+  t.lw->stream(0)->push(fake::modified(obj("a", "11")));
+  t.poll();
+  CHECK(late.log == std::vector<std::string>{"update a@1->11"});
+  t.inf->remove_handler(reg);
+  t.poll();
+  t.lw->stream(0)->push(fake::modified(obj("a", "12")));
+  t.poll();
+  CHECK(late.log.size() == 1);
+}
+
+TEST_CASE("informer: async_wait_for_sync completes once synced, and can be cancelled",
+          "[informer][shared_informer]") {
+  informer_rig t;
+  t.start();
+  bool synced = false;
+  error_code ec1;
+  t.inf->async_wait_for_sync([&](error_code ec) {
+    ec1 = ec;
+    synced = true;
+  });
+  asio::cancellation_signal sig;
+  error_code ec2;
+  t.inf->async_wait_for_sync(asio::bind_cancellation_slot(sig.slot(), [&](error_code ec) { ec2 = ec; }));
+  t.poll();
+  CHECK_FALSE(synced);
+  sig.emit(asio::cancellation_type::terminal);
+  t.poll();
+  CHECK(ec2 == asio::error::operation_aborted);
+  t.lw->push_list({}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});  // an empty first list also syncs
+  t.poll();
+  CHECK(synced);
+  CHECK_FALSE(ec1);
+}
+
+TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync is due", "[informer][shared_informer]") {
+  informer_rig t;
+  recorder fast, never;
+  auto r1 = t.inf->add_handler(fast.handler(), std::chrono::seconds(10));
+  auto r2 = t.inf->add_handler(never.handler(), std::chrono::milliseconds(0));
+  t.start();
+  CHECK(t.inf->resync_check_period() == std::chrono::seconds(10));
+  t.lw->push_list({obj("a", "1")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  fast.log.clear();
+  never.log.clear();
+  t.clk->advance(std::chrono::seconds(10));
+  t.poll();
+  CHECK(fast.log == std::vector<std::string>{"update a@1->1"});
+  CHECK(never.log.empty());
+  // A real change goes to everyone.
+  t.lw->stream(0)->push(fake::modified(obj("a", "2")));
+  t.poll();
+  CHECK(fast.log.back() == "update a@1->2");
+  CHECK(never.log == std::vector<std::string>{"update a@1->2"});
+  // A relist that finds the object unchanged is a sync: not for `never`.
+  t.lw->stream(0)->push(fake::error(api_errc::expired, "x"));
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  t.lw->push_list({obj("a", "2")}, "30");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(never.log.size() == 1);
+}
+
+TEST_CASE("informer: the transform runs before caching; strip_managed_fields drops metadata.managedFields",
+          "[informer][shared_informer]") {
+  informer_rig t([](informer_options<thing>& o) {
+    o.transform = [](std::shared_ptr<const thing> in) {
+      auto c = std::make_shared<thing>(*in);
+      c->colors = {"transformed"};
+      return std::shared_ptr<const thing>(std::move(c));
+    };
+  });
+  t.start();
+  t.lw->push_list({obj("a", "1")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  auto a = t.inf->cache()->get_by_key("ns/a");
+  REQUIRE(a);
+  CHECK(a->colors == std::vector<std::string>{"transformed"});
+
+  auto u = std::make_shared<const kube::unstructured>(
+      boost::json::parse(R"({"kind":"ConfigMap","metadata":{"name":"x","namespace":"n","resourceVersion":"5",
+        "managedFields":[{"manager":"kubectl","fieldsV1":{"f:data":{}}}]},"data":{"k":"v"}})")
+          .as_object());
+  auto s = strip_managed_fields()(u);
+  CHECK_FALSE(s->object().at("metadata").as_object().contains("managedFields"));
+  CHECK(s->name() == "x");
+  CHECK(s->resource_version() == "5");
+  CHECK(s->object().at("data").at("k").as_string() == "v");
+  CHECK(u->object().at("metadata").as_object().contains("managedFields"));  // input untouched
+}
+
+TEST_CASE("label_selector: equality, set-based, existence and comparisons, as the API server parses them",
+          "[informer][lister]") {
+  const std::map<std::string, std::string> l{{"app", "web"}, {"tier", "front"}, {"example.com/v", "3"}};
+  auto m = [&](const char* s) { return label_selector::parse(s).matches(l); };
+  CHECK(m(""));
+  CHECK(m("app=web"));
+  CHECK(m("app==web"));
+  CHECK_FALSE(m("app=db"));
+  CHECK(m("app!=db"));
+  CHECK(m("missing!=x"));  // != matches objects without the key
+  CHECK(m("app in (web, db)"));
+  CHECK_FALSE(m("app notin (web)"));
+  CHECK(m("missing notin (web)"));
+  CHECK(m("tier"));
+  CHECK_FALSE(m("!tier"));
+  CHECK(m("!missing"));
+  CHECK(m("example.com/v>2"));
+  CHECK_FALSE(m("example.com/v<3"));
+  CHECK(m("app=web, tier in (front,back), !missing"));
+  CHECK_FALSE(m("app=web,tier=back"));
+  for (const char* bad : {"app=", "=web", "app in web", "app in (web", "app=we b", "-app=web", "app>x", "app=web,"}) {
+    INFO(bad);
+    if (std::string(bad) == "app=") {
+      CHECK(label_selector::parse(bad).matches(std::map<std::string, std::string>{{"app", ""}}));
+      continue;
+    }
+    CHECK_THROWS_AS(label_selector::parse(bad), std::invalid_argument);
+  }
+  CHECK_THROWS_WITH(label_selector::parse("app in web"), Catch::Contains("label selector \"app in web\""));
+}
+
+TEST_CASE("lister: get and list by namespace and label selector from the cache", "[informer][lister]") {
+  auto cache = std::make_shared<indexer<kube::unstructured>>();
+  auto add = [&](const char* ns, const char* name, const char* app) {
+    kube::unstructured u;
+    u.set_namespace(ns).set_name(name).set_label("app", app);
+    cache->add(std::make_shared<const kube::unstructured>(std::move(u)));
+  };
+  add("a", "one", "web");
+  add("a", "two", "db");
+  add("b", "three", "web");
+  lister<kube::unstructured> l(cache);
+  CHECK(l.list().size() == 3);
+  CHECK(l.list("app=web").size() == 2);
+  CHECK(l.list("a", label_selector::parse("app=web")).size() == 1);
+  CHECK(l.in_namespace("a").list().size() == 2);
+  REQUIRE(l.in_namespace("b").get("three"));
+  CHECK(l.get("b", "three")->name() == "three");
+  CHECK_FALSE(l.get("a", "three"));
+  CHECK(l.in_namespace("zzz").list().empty());
+  CHECK_THROWS_AS(l.list("app in"), std::invalid_argument);
+}
