@@ -1,31 +1,34 @@
 #!/usr/bin/env bash
 # Workqueue benchmark, ours vs client-go's util/workqueue, in one run.
 #
-#   test/bench/workqueue/run.sh [-n N] [-r RUNS] [-w "workload ..."] [-b BATCH]
+#   test/bench/workqueue/run.sh [-n N] [-r RUNS] [-w "workload ..."] [-b BATCH] [-B BUILD_DIR]
 #
-# Builds kube-bench-workqueue (Release, no sanitizers) into build/bench-release
-# and the client-go peer (test/bench/go/cmd/workqueue, GOTOOLCHAIN=local), runs
-# every workload RUNS times per implementation (alternating, one process per
-# run) and prints medians: ns/op of each, the ratio ours/client-go (< 1 means
-# ours is faster), and CPU seconds and peak RSS of each process.
-# -b sets how many adds our single-threaded producer makes per turn before it
-# yields to the workers and the timer (default 64; 0 = all n in one handler,
-# so the queue holds all n at once). client-go's producer goroutine runs
-# alongside on the other core and needs no such setting.
+# Builds kube-bench-workqueue (Release, no sanitizers) into BUILD_DIR (default
+# build/bench-release) and the client-go peer (test/bench/go/cmd/workqueue,
+# GOTOOLCHAIN=local), runs every workload RUNS times per implementation
+# (alternating, one process per run) and prints medians: ns/op of each, the
+# ratio ours/client-go (< 1 means ours is faster), and CPU seconds and peak
+# RSS of each process.
+# -b sets the producer's pattern on BOTH sides (KUBE_BENCH_PRODUCER_BATCH):
+# 0 (default) = the producer adds without ever yielding, the same loop on
+# both sides; B = it yields after every B adds (ours: co_await post;
+# client-go: runtime.Gosched(), which is not free for Go: see
+# docs/performance.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
 n=1000000
 runs=5
-batch=64
+batch=0
 workloads="distinct_1w distinct_2w distinct_1w_xthread dedup_hot add_after_random rate_limited"
-while getopts "n:r:w:b:" opt; do
+while getopts "n:r:w:b:B:" opt; do
   case $opt in
     n) n=$OPTARG ;;
     r) runs=$OPTARG ;;
     w) workloads=$OPTARG ;;
     b) batch=$OPTARG ;;
-    *) echo "usage: $0 [-n N] [-r RUNS] [-w \"workloads\"] [-b BATCH]" >&2; exit 2 ;;
+    B) build=$OPTARG ;;
+    *) echo "usage: $0 [-n N] [-r RUNS] [-w \"workloads\"] [-b BATCH] [-B BUILD_DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -40,7 +43,8 @@ trap 'rm -f "$results"' EXIT
 for w in $workloads; do
   for ((i = 1; i <= runs; i++)); do
     echo "== $w run $i/$runs" >&2
-    KUBE_BENCH_PRODUCER_BATCH=$batch "$build/test/bench/workqueue/kube-bench-workqueue" "$w" "$n" | grep '^RESULT' >>"$results"
+    export KUBE_BENCH_PRODUCER_BATCH=$batch
+    "$build/test/bench/workqueue/kube-bench-workqueue" "$w" "$n" | grep '^RESULT' >>"$results"
     "$build/go-bench-workqueue" "$w" "$n" | grep '^RESULT' >>"$results"
   done
 done
@@ -58,7 +62,9 @@ for line in open(sys.argv[1]):
     rows[key][f["impl"]].append((float(f["ns_per_op"]), float(f["cpu_s"]), int(f["maxrss_kb"]), int(f["n"])))
 def med(xs, i):
     return statistics.median(x[i] for x in xs)
-print(f"medians of {sys.argv[2]} runs; our producer yields every {sys.argv[3]} adds (0 = never); "
+b = sys.argv[3]
+pattern = "producers never yield" if b == "0" else f"producers yield every {b} adds"
+print(f"medians of {sys.argv[2]} runs; {pattern} (both sides); "
       "ratio = ours / client-go (lower is better; target <= 0.33)")
 print("| workload | n | ns/op ours | ns/op client-go | ratio | CPU s ours | CPU s client-go | peak RSS ours (MiB) | peak RSS client-go (MiB) |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -7,8 +7,8 @@
 // ns_per_op is wall time of the measured section divided by n; cpu_s and
 // maxrss_kb cover the whole process (getrusage). Keys are built before timing.
 // Workers take items as client-go's Get does (try_get, then async_get only
-// when the queue is empty); single-threaded producers yield every
-// KUBE_BENCH_PRODUCER_BATCH adds (default 64; see producer_batch()).
+// when the queue is empty). The producer's pattern is the same on both sides
+// (see producer_batch()).
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -49,21 +49,34 @@ std::vector<std::string> make_keys(std::size_t n) {
   return keys;
 }
 
-// Adds per producer turn before it lets the other coroutines run (the
-// workers, the delaying queue's timer). client-go's producer goroutine runs
-// alongside its workers and its delaying queue's waitingLoop on the other
-// core; a coroutine producer on our single thread gets the same interleaving
-// only by yielding. 0 means one handler adds all n (the queue then holds all
-// n at once). Override with KUBE_BENCH_PRODUCER_BATCH.
-std::size_t producer_batch() {
+// The producer's pattern, identical in the Go peer: 0 (the default, every
+// workload) means the producer adds without ever yielding, the literal
+// `for k in keys: add(k)` loop on both sides; B > 0 means it yields after
+// every B adds (here `co_await post`, in Go runtime.Gosched()). It does not
+// apply to distinct_1w_xthread, whose producer is an OS thread here and a
+// goroutine there and never yields on either side (std::this_thread::yield
+// hands the core to other processes, not to the queue's consumer: it is not
+// Gosched's equivalent).
+// KUBE_BENCH_PRODUCER_BATCH sets it. client-go's producer goroutine runs on
+// the other core while its workers run, so its queue drains while it fills;
+// ours is a coroutine on the workers' thread, so with 0 our queue holds all
+// n before a worker runs (and in dedup_hot no add lands on an item being
+// processed: our workers only run after the producer). Yielding is not free
+// or neutral in Go: runtime.Gosched() every 64 adds makes client-go's
+// dedup_hot 3-5x slower on the development VM, so B > 0 is reported only as a
+// second table, never as the headline.
+std::size_t producer_batch(std::size_t def) {
   const char* v = std::getenv("KUBE_BENCH_PRODUCER_BATCH");
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : 64;
+  if (v == nullptr) return def;
+  char* end = nullptr;
+  const unsigned long long b = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0') throw std::invalid_argument(std::string("bad KUBE_BENCH_PRODUCER_BATCH: ") + v);
+  return static_cast<std::size_t>(b);
 }
 
-// Calls add(i) for i in [0, n), yielding every producer_batch() calls.
+// Calls add(i) for i in [0, n), yielding every `batch` calls (0: never).
 template <class Add>
-asio::awaitable<void> produce(asio::io_context& io, std::size_t n, Add add) {
-  const std::size_t batch = producer_batch();
+asio::awaitable<void> produce(asio::io_context& io, std::size_t n, std::size_t batch, Add add) {
   for (std::size_t i = 0; i < n; ++i) {
     add(i);
     if (batch != 0 && i % batch == batch - 1) co_await asio::post(io, asio::deferred);
@@ -71,11 +84,13 @@ asio::awaitable<void> produce(asio::io_context& io, std::size_t n, Add add) {
 }
 
 // What a worker does to get its next item, like client-go's Get(): take a
-// ready item synchronously (try_get), await async_get only when none is
-// ready. nullopt means shut down.
+// ready item with a plain call (try_get), and only when none is ready await
+// async_get (wait_item, a coroutine frame only on that path):
+//   std::optional<std::string> key = q.try_get();
+//   if (!key) key = co_await wait_item(q);
+// nullopt after that means shut down.
 template <class Queue>
-asio::awaitable<std::optional<std::string>> next(Queue& q) {
-  if (auto item = q.try_get()) co_return item;
+asio::awaitable<std::optional<std::string>> wait_item(Queue& q) {
   auto [ec, key] = co_await q.async_get(asio::as_tuple(asio::deferred));
   if (ec) co_return std::nullopt;
   co_return std::optional<std::string>(std::move(key));
@@ -85,7 +100,8 @@ asio::awaitable<std::optional<std::string>> next(Queue& q) {
 template <class Queue>
 asio::awaitable<void> worker(Queue& q, std::size_t& processed, bool hold) {
   for (;;) {
-    auto key = co_await next(q);
+    std::optional<std::string> key = q.try_get();
+    if (!key) key = co_await wait_item(q);
     if (!key) co_return;
     if (hold) co_await asio::post(q.get_executor(), asio::deferred);
     q.done(*key);
@@ -97,6 +113,7 @@ asio::awaitable<void> worker(Queue& q, std::size_t& processed, bool hold) {
 // executor (or, with producer_thread, a separate std::thread).
 double distinct(std::size_t n, int workers, bool producer_thread) {
   auto keys = make_keys(n);
+  const std::size_t batch = producer_thread ? 0 : producer_batch(0);
   asio::io_context io(1);
   wq::queue<std::string> q(io.get_executor());
   std::size_t processed = 0;
@@ -107,7 +124,8 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
         io,
         [&]() -> asio::awaitable<void> {
           for (;;) {
-            auto key = co_await next(q);
+            std::optional<std::string> key = q.try_get();
+            if (!key) key = co_await wait_item(q);
             if (!key) co_return;
             q.done(*key);
             if (++processed == n) {
@@ -124,7 +142,7 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
       for (auto& k : keys) q.add(k);
     });
   } else {
-    asio::co_spawn(io, produce(io, n, [&](std::size_t i) { q.add(keys[i]); }), asio::detached);
+    asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add(keys[i]); }), asio::detached);
   }
   io.run();
   if (producer.joinable()) producer.join();
@@ -132,13 +150,16 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
   return std::chrono::duration<double, std::nano>(end - start).count();
 }
 
-// n adds drawn from 1000 hot keys while 2 workers process (each holds its
-// item across a suspension, so adds land on items being processed).
+// n adds drawn from 1000 hot keys, 2 workers (each holds its item across a
+// suspension, so with a yielding producer adds land on items being
+// processed; with the default non-yielding producer they land on queued
+// items), then a drain. Times the adds and the processing.
 double dedup_hot(std::size_t n) {
   auto hot = make_keys(1000);
   std::mt19937 rng(42);
   std::vector<std::uint32_t> pick(n);
   for (auto& p : pick) p = rng() % hot.size();
+  const std::size_t batch = producer_batch(0);
   asio::io_context io(1);
   wq::queue<std::string> q(io.get_executor());
   std::size_t processed = 0;
@@ -147,7 +168,7 @@ double dedup_hot(std::size_t n) {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        co_await produce(io, n, [&](std::size_t i) { q.add(hot[pick[i]]); });
+        co_await produce(io, n, batch, [&](std::size_t i) { q.add(hot[pick[i]]); });
         co_await q.async_shutdown_with_drain(asio::deferred);
       },
       asio::detached);
@@ -164,6 +185,7 @@ double add_after_random(std::size_t n) {
   std::mt19937 rng(42);
   std::vector<std::chrono::nanoseconds> delays(n);
   for (auto& d : delays) d = std::chrono::nanoseconds(rng() % 10'000'000);
+  const std::size_t batch = producer_batch(0);
   asio::io_context io(1);
   wq::delaying_queue<std::string> q(io.get_executor());
   std::size_t processed = 0;
@@ -173,7 +195,8 @@ double add_after_random(std::size_t n) {
       io,
       [&]() -> asio::awaitable<void> {
         for (;;) {
-          auto key = co_await next(q);
+          std::optional<std::string> key = q.try_get();
+          if (!key) key = co_await wait_item(q);
           if (!key) co_return;
           q.done(*key);
           if (++processed == n) {
@@ -183,7 +206,7 @@ double add_after_random(std::size_t n) {
         }
       },
       asio::detached);
-  asio::co_spawn(io, produce(io, n, [&](std::size_t i) { q.add_after(keys[i], delays[i]); }), asio::detached);
+  asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add_after(keys[i], delays[i]); }), asio::detached);
   io.run();
   if (processed != n) throw std::runtime_error("add_after_random: processed " + std::to_string(processed));
   return std::chrono::duration<double, std::nano>(end - start).count();

@@ -188,6 +188,69 @@ TEST_CASE("delaying_queue: with the real clock the timer delivers the item", "[w
   CHECK(waited >= 2ms);
 }
 
+// Ready times under the poll window (tens of microseconds) are polled on the
+// executor instead of armed on the OS timer; a far one falls back to the OS
+// timer. Either way an item is never handed out before its time, and items
+// come out in ready-time order. A ready time is the clock at the call plus
+// the delay, so each is known to lie in [before call, after call] + delay;
+// only orders and lower bounds that those intervals imply are asserted.
+TEST_CASE("delaying_queue: with the real clock near and far ready times are delivered in order, never early",
+          "[workqueue][delay]") {
+  using steady = std::chrono::steady_clock;
+  asio::io_context io;
+  wq::delaying_queue<std::string> q(io.get_executor());
+  struct planned {
+    std::string name;
+    std::chrono::microseconds delay;
+    steady::time_point lo, hi;  // bounds of the ready time
+    steady::time_point got{};
+    int position = -1;
+  };
+  std::vector<planned> plan = {{"d", 3000us, {}, {}}, {"b", 20us, {}, {}}, {"c", 40us, {}, {}},
+                               {"a", 5us, {}, {}},    {"e", 3500us, {}, {}}};
+  int taken = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (auto& p : plan) {
+          p.lo = steady::now() + p.delay;
+          q.add_after(p.name, p.delay);
+          p.hi = steady::now() + p.delay;
+        }
+        while (taken < static_cast<int>(plan.size())) {
+          auto [ec, item] = co_await q.async_get(asio::as_tuple(asio::deferred));
+          if (ec) break;
+          for (auto& p : plan) {
+            if (p.name == item) {
+              p.got = steady::now();
+              p.position = taken;
+            }
+          }
+          ++taken;
+          q.done(item);
+        }
+        q.shutdown();
+      },
+      asio::detached);
+  io.run();  // returns: nothing is left waiting, and the queue is shut down
+  REQUIRE(taken == static_cast<int>(plan.size()));
+  for (const auto& p : plan) {
+    INFO(p.name);
+    REQUIRE(p.position >= 0);
+    CHECK(p.got >= p.lo);  // never early
+  }
+  for (const auto& x : plan) {
+    for (const auto& y : plan) {
+      if (x.hi < y.lo) {  // x is surely ready before y
+        INFO(x.name << " before " << y.name);
+        CHECK(x.position < y.position);
+      }
+    }
+  }
+  // The last added has the latest ready time by at least 0.5 ms.
+  CHECK(plan[4].position == 4);
+}
+
 TEST_CASE("delay_heap: many ready at once come out in time order, ties in call order, rest keep waiting",
           "[workqueue][delay]") {
   // More ready items than the one-by-one limit, so the bulk path runs.

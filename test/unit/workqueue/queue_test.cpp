@@ -15,6 +15,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -541,4 +543,49 @@ TEST_CASE("queue: items done and added again across many done() calls are queued
     }
   });
   settle(io);
+}
+
+// The queue hashes std::string keys (default std::hash / std::equal_to) with
+// its own byte hash; any other Hash or KeyEqual is used as given.
+TEST_CASE("queue: own string hash/equality are exact for keys of every length, and only replace the defaults",
+          "[workqueue][hash]") {
+  using wq::detail::hash_bytes;
+  STATIC_REQUIRE(wq::detail::own_string_hash<std::string, std::hash<std::string>, std::equal_to<std::string>>);
+  struct other_hash {
+    std::size_t operator()(const std::string& s) const { return s.size(); }
+  };
+  STATIC_REQUIRE_FALSE(wq::detail::own_string_hash<std::string, other_hash, std::equal_to<std::string>>);
+  STATIC_REQUIRE_FALSE(wq::detail::own_string_hash<int, std::hash<int>, std::equal_to<int>>);
+
+  std::vector<std::size_t> seen;
+  for (std::size_t len = 0; len <= 40; ++len) {
+    const std::string base(len, 'a');
+    // A copy in another buffer hashes the same (only the bytes count).
+    const std::string copy(base.data(), base.size());
+    CHECK(hash_bytes(base.data(), base.size()) == hash_bytes(copy.data(), copy.size()));
+    seen.push_back(hash_bytes(base.data(), base.size()));
+    CHECK(wq::detail::same_bytes(base, copy));
+    CHECK_FALSE(wq::detail::same_bytes(base, base + "a"));
+    // Changing any one byte changes the hash and the equality.
+    for (std::size_t i = 0; i < len; ++i) {
+      std::string k = base;
+      k[i] = 'b';
+      seen.push_back(hash_bytes(k.data(), k.size()));
+      CHECK_FALSE(wq::detail::same_bytes(base, k));
+      CHECK_FALSE(wq::detail::same_bytes(k, base));
+    }
+  }
+  std::sort(seen.begin(), seen.end());
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // 861 distinct keys, no collision
+
+  // A queue over keys that differ only in their last bytes dedups exactly.
+  asio::io_context io;
+  wq::queue<std::string> q(io.get_executor());
+  asio::post(io, [&] {
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < 1000; ++i) q.add("default/object-" + std::to_string(i));
+    }
+  });
+  settle(io);
+  CHECK(q.len() == 1000);
 }

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -148,4 +149,46 @@ TEST_CASE("threads: a queue on a strand of a 2-thread pool serves workers and re
   pool.join();
   CHECK(processed.load() == n);
   CHECK(finished_workers.load() == 4);
+}
+
+// A producer in lock-step with the worker: each add arrives only after the
+// previous item was processed, so nearly every add finds the hand-off empty
+// and the drain just unscheduled (or about to). A lost wake-up would leave an
+// item on the stack with no drain scheduled: the worker would never see it
+// and io.run() would not return (the test would time out).
+TEST_CASE("threads: adds one at a time, each after the previous was processed, all arrive",
+          "[workqueue][threads]") {
+  asio::io_context io;
+  wq::queue<int> q(io.get_executor());
+  constexpr int n = 5'000;
+  std::atomic<int> processed{0};
+  int in_order = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          std::optional<int> v = q.try_get();
+          if (!v) {
+            auto [ec, got] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            v = got;
+          }
+          if (*v == processed.load()) ++in_order;
+          q.done(*v);
+          processed.fetch_add(1);
+          processed.notify_one();
+          if (*v == n - 1) q.shutdown();
+        }
+      },
+      asio::detached);
+  std::thread producer([&] {
+    for (int i = 0; i < n; ++i) {
+      q.add(i);
+      processed.wait(i);  // until the worker has processed item i
+    }
+  });
+  io.run();
+  producer.join();
+  CHECK(processed.load() == n);
+  CHECK(in_order == n);
 }

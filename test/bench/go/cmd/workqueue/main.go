@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -26,10 +27,42 @@ func makeKeys(n int) []string {
 	return keys
 }
 
+// producerBatch is the producer's pattern, the same on both sides: 0 means
+// the producer adds without ever yielding; B > 0 means it yields after every
+// B adds (here runtime.Gosched(); in the C++ peer `co_await post`). Set by
+// KUBE_BENCH_PRODUCER_BATCH; `def` is the workload's default (0 for all).
+func producerBatch(def int) int {
+	if v, ok := os.LookupEnv("KUBE_BENCH_PRODUCER_BATCH"); ok {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 0 {
+			fmt.Fprintln(os.Stderr, "bad KUBE_BENCH_PRODUCER_BATCH:", v)
+			os.Exit(2)
+		}
+		return b
+	}
+	return def
+}
+
+// produce calls add(i) for i in [0, n), yielding every `batch` calls.
+func produce(n, batch int, add func(i int)) {
+	for i := 0; i < n; i++ {
+		add(i)
+		if batch != 0 && i%batch == batch-1 {
+			runtime.Gosched()
+		}
+	}
+}
+
 // distinct: a producer goroutine adds n distinct keys; `workers` goroutines
 // Get/Done until all n are processed.
-func distinct(n, workers int) time.Duration {
+// xthread: the peer of our distinct_1w_xthread, whose producer is an OS
+// thread that never yields; so this producer never yields either.
+func distinct(n, workers int, xthread bool) time.Duration {
 	keys := makeKeys(n)
+	batch := producerBatch(0)
+	if xthread {
+		batch = 0
+	}
 	q := workqueue.NewTyped[string]()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -56,11 +89,7 @@ func distinct(n, workers int) time.Duration {
 			}
 		}()
 	}
-	go func() {
-		for _, k := range keys {
-			q.Add(k)
-		}
-	}()
+	go produce(n, batch, func(i int) { q.Add(keys[i]) })
 	wg.Wait()
 	return end.Sub(start)
 }
@@ -73,6 +102,7 @@ func dedupHot(n int) time.Duration {
 	for i := range pick {
 		pick[i] = rng.Intn(len(hot))
 	}
+	batch := producerBatch(0)
 	q := workqueue.NewTyped[string]()
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -89,9 +119,7 @@ func dedupHot(n int) time.Duration {
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
-		q.Add(hot[pick[i]])
-	}
+	produce(n, batch, func(i int) { q.Add(hot[pick[i]]) })
 	q.ShutDownWithDrain()
 	wg.Wait()
 	return time.Since(start)
@@ -106,6 +134,7 @@ func addAfterRandom(n int) time.Duration {
 	for i := range delays {
 		delays[i] = time.Duration(rng.Int63n(int64(10 * time.Millisecond)))
 	}
+	batch := producerBatch(0)
 	q := workqueue.NewTypedDelayingQueue[string]()
 	done := make(chan time.Time)
 	start := time.Now()
@@ -124,9 +153,7 @@ func addAfterRandom(n int) time.Duration {
 			}
 		}
 	}()
-	for i := 0; i < n; i++ {
-		q.AddAfter(keys[i], delays[i])
-	}
+	produce(n, batch, func(i int) { q.AddAfter(keys[i], delays[i]) })
 	end := <-done
 	q.ShutDown()
 	return end.Sub(start)
@@ -167,10 +194,12 @@ func main() {
 	}
 	var d time.Duration
 	switch workload {
-	case "distinct_1w", "distinct_1w_xthread": // a goroutine producer is always "another thread"
-		d = distinct(n, 1)
+	case "distinct_1w":
+		d = distinct(n, 1, false)
+	case "distinct_1w_xthread": // a goroutine producer is always "another thread"
+		d = distinct(n, 1, true)
 	case "distinct_2w":
-		d = distinct(n, 2)
+		d = distinct(n, 2, false)
 	case "dedup_hot":
 		d = dedupHot(n)
 	case "add_after_random":

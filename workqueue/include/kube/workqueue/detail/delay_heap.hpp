@@ -48,15 +48,16 @@ class delay_heap {
     auto it = waiting_.find(key_ref<T>{&item, hash});
     node* n;
     if (it != waiting_.end()) {
-      n = *it;
+      n = it->n;
       if (ready_at >= n->ready_at) return false;
       n->ready_at = ready_at;
       n->seq = seq_;
       ++n->entries;
     } else {
       n = new node{T(std::forward<U>(item)), hash, ready_at, seq_};
-      waiting_.insert(n);
+      waiting_.insert(traits::of(n));
     }
+    latest_ = std::max(latest_, ready_at);
     heap_.push_back(entry{ready_at, seq_, n});
     std::push_heap(heap_.begin(), heap_.end(), later{});
     ++seq_;
@@ -79,38 +80,64 @@ class delay_heap {
   /// Removes every item with ready time <= now, calling f(T&&) (or
   /// f(T&&, hash) if f takes it) for each in ready-time order.
   ///
-  /// A few items are popped one by one (log n each). When more are ready
-  /// (the executor was busy past many ready times), they are taken in bulk:
+  /// Items are popped one by one (log n each). When many are ready (the
+  /// executor was busy past many ready times), the rest are taken in bulk:
   /// one pass splits ready from waiting entries, the ready ones are sorted,
   /// the rest re-heapified: sequential work instead of a cache-missing sift
-  /// per item.
+  /// per item. The bulk pass costs O(heap size), so it is used only after
+  /// a sixteenth of the heap has been popped singly: its cost is then
+  /// bounded by the pops already made, and a heap with only a few ready
+  /// entries is never scanned whole.
   template <class F>
   void pop_ready(time_point now, F&& f) {
-    for (int i = 0; i < bulk_after; ++i) {
+    pop_ready(now, std::forward<F>(f), [](std::size_t) {});
+  }
+
+  /// As above; `about_to_hand_out(k)` is called before k items (an upper
+  /// bound: stale entries are among them) are handed out in bulk, so the
+  /// receiver can make room for them at once.
+  template <class F, class Reserve>
+  void pop_ready(time_point now, F&& f, Reserve&& about_to_hand_out) {
+    // Everything ready (a producer that outran the timer): straight to bulk.
+    const std::size_t singly =
+        latest_ <= now ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
+    for (std::size_t i = 0; i < singly; ++i) {
       drop_stale();
       if (heap_.empty() || heap_.front().ready_at > now) return;
       std::pop_heap(heap_.begin(), heap_.end(), later{});
       node* n = heap_.back().n;
       heap_.pop_back();
-      waiting_.erase(n);
+      waiting_.erase(traits::of(n));
       hand_out(n, f);
     }
     drop_stale();
     if (heap_.empty() || heap_.front().ready_at > now) return;
-    auto split = std::partition(heap_.begin(), heap_.end(), [now](const entry& e) { return e.ready_at <= now; });
-    std::vector<entry> ready(heap_.begin(), split);
-    heap_.erase(heap_.begin(), split);
-    std::make_heap(heap_.begin(), heap_.end(), later{});
+    // Ready entries to the back; the heap is made whole again (the waiting
+    // front re-heapified) before any item is handed out. When everything is
+    // ready (a producer that outran the timer), the vector is taken as is.
+    auto split = std::partition(heap_.begin(), heap_.end(), [now](const entry& e) { return e.ready_at > now; });
+    std::vector<entry> ready;
+    const bool all = split == heap_.begin();  // no entry left waiting
+    if (all) {
+      ready.swap(heap_);
+      typename traits::set().swap(waiting_);  // its memory is free for the receiver
+    } else {
+      ready.assign(split, heap_.end());
+      heap_.erase(split, heap_.end());
+      std::make_heap(heap_.begin(), heap_.end(), later{});
+    }
     std::sort(ready.begin(), ready.end(), [](const entry& a, const entry& b) { return later{}(b, a); });
-    // No entry left waiting: every waiting item is in `ready`.
-    const bool all = heap_.empty();
-    if (all) waiting_.clear();
-    for (const entry& e : ready) {
+    about_to_hand_out(ready.size());
+    // In time order the nodes are scattered in memory: fetch a few ahead.
+    constexpr std::size_t ahead = 8;
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      if (i + ahead < ready.size()) __builtin_prefetch(ready[i + ahead].n);
+      const entry& e = ready[i];
       if (e.n->popped || e.n->seq != e.seq) {
         release(e.n);  // stale
         continue;
       }
-      if (!all) waiting_.erase(e.n);
+      if (!all) waiting_.erase(traits::of(e.n));
       hand_out(e.n, f);
     }
   }
@@ -142,7 +169,7 @@ class delay_heap {
     }
   };
 
-  static constexpr int bulk_after = 64;
+  static constexpr std::size_t bulk_after = 64;
 
   // `n`'s current entry has left the heap and `n` has left the index.
   template <class F>
@@ -174,6 +201,7 @@ class delay_heap {
   }
 
   std::vector<entry> heap_;
+  time_point latest_ = time_point::min();  // latest ready time ever pushed: all are ready at or after it
   typename traits::set waiting_;
   std::uint64_t seq_ = 0;
 };

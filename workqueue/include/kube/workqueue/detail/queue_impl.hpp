@@ -27,6 +27,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,7 +60,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     for (node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
       delete std::exchange(n, n->next);
     }
-    for (node* n : index_) delete n;
+    for (const auto& e : index_) delete e.n;
   }
 
   /// After construction (needs shared_from_this): a manual clock wakes the
@@ -129,7 +130,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if (shut_) return;
     auto it = index_.find(key_ref<T>{&item, hash});
     if (it != index_.end()) {
-      mark_dirty(*it);
+      mark_dirty(it->n);
       return;
     }
     insert_new(new node{T(std::forward<U>(item)), hash});
@@ -183,7 +184,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if (n == nullptr) {
       auto it = index_.find(key_ref<T>{&item, traits::hash(item)});
       if (it == index_.end()) return;
-      n = *it;
+      n = it->n;
     }
     if ((n->state & st_processing) == 0) return;  // not held by a worker
     --processing_;
@@ -265,14 +266,40 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     node* head = remote_.load(std::memory_order_relaxed);
     do {
       n->next = head;
-    } while (!remote_.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_relaxed));
-    // Only the push that finds the stack empty schedules a drain; the drain
-    // takes everything pushed up to the moment it runs.
-    if (head == nullptr) asio::post(ex_, [self = this->shared_from_this()] { self->drain_remote(); });
+    } while (!remote_.compare_exchange_weak(head, n, std::memory_order_seq_cst, std::memory_order_relaxed));
+    // Only a push that finds the stack empty may schedule a drain, and only
+    // if none is scheduled: while adds keep arriving the drain re-posts
+    // itself (see drain_remote), so producers post (and wake the executor)
+    // once per burst, not once per item when the consumer keeps up.
+    if (head == nullptr && !drain_scheduled_.exchange(true, std::memory_order_seq_cst)) post_drain();
   }
 
+  void post_drain() {
+    asio::post(ex_, [self = this->shared_from_this()] { self->drain_remote(); });
+  }
+
+  // Takes everything pushed so far. If that was something, the drain runs
+  // again after the handlers queued meanwhile (the workers taking what was
+  // just added), collecting the next batch without any producer posting.
+  // If it was nothing, it unschedules itself, then looks once more: a
+  // producer that pushed while it was still scheduled did not post. (Both
+  // sides use seq_cst: either this load sees that push, or that producer's
+  // exchange sees drain_scheduled_ false and posts.)
   void drain_remote() {
+    if (!take_remote()) {
+      drain_scheduled_.store(false, std::memory_order_seq_cst);
+      if (remote_.load(std::memory_order_seq_cst) != nullptr &&
+          !drain_scheduled_.exchange(true, std::memory_order_seq_cst)) {
+        post_drain();
+      }
+      return;
+    }
+    post_drain();
+  }
+
+  bool take_remote() {
     node* n = remote_.exchange(nullptr, std::memory_order_acquire);
+    if (n == nullptr) return false;
     node* oldest = nullptr;  // the stack is newest-first: reverse it
     while (n != nullptr) {
       node* next = n->next;
@@ -298,12 +325,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       // Adopt the node itself unless the item is already queued or held.
       auto it = index_.find(key_ref<T>{&r->item, r->hash});
       if (it != index_.end()) {
-        mark_dirty(*it);
+        mark_dirty(it->n);
         delete r;
       } else {
         insert_new(r);
       }
     }
+    return true;
   }
 
   // ---- ready items ------------------------------------------------------------
@@ -324,7 +352,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // A new item: index it and make it ready.
   void insert_new(node* n) {
     n->state = st_dirty;
-    index_.insert(n);
+    index_.insert(traits::of(n));
     metric_add(n->item);
     make_ready(n);
   }
@@ -355,7 +383,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // probe of the index.
   node* recently_taken(const T& item) const {
     for (node* r : recent_) {
-      if (r != nullptr && KeyEqual{}(r->item, item)) return r;
+      if (r != nullptr && typename traits::key_equal::item_equal{}(r->item, item)) return r;
     }
     return nullptr;
   }
@@ -378,7 +406,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     for (node* n : idle_) {
       n->idle_listed = false;
       if (n->state != 0) continue;  // revived
-      index_.erase(n);
+      index_.erase(traits::of(n));
       delete n;
     }
     idle_.clear();
@@ -454,21 +482,50 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // then takes it without going back through the reactor per item.
   void on_timer() {
     if (shut_) return;
-    heap_.pop_ready(clock_->now(), [this](T&& item, std::size_t hash) { add_local(std::move(item), hash); });
+    const time_point now = clock_->now();
+    const std::size_t before = heap_.size();
+    heap_.pop_ready(
+        now, [this](T&& item, std::size_t hash) { add_local(std::move(item), hash); },
+        [this](std::size_t k) { index_.reserve(index_.size() + k); });  // one rehash, not one per doubling
+    idle_polls_ = heap_.size() != before ? 0 : idle_polls_ + 1;
     timer_armed_ = false;
-    arm_timer();
+    arm_timer(now);
   }
 
   // Decides only "wake at t"; what is ready then is the heap's decision.
-  void arm_timer() {
+  // A wake-up less than poll_window away is not given to the OS timer
+  // (with Asio's epoll reactor every re-arm is a timerfd_settime syscall,
+  // several microseconds, once per earliest item when ready times are
+  // dense): on_timer is posted instead and re-checks the clock after the
+  // handlers already queued. Items never become ready early. Polls that
+  // find nothing ready are bounded (max_idle_polls in a row), after which
+  // the OS timer is used, so an idle executor does not spin.
+  void arm_timer() { arm_timer(std::nullopt); }
+
+  void arm_timer(std::optional<time_point> known_now) {
     if (shut_ || heap_.empty() || clock_->is_manual()) return;
     const time_point next = heap_.next_ready_at();
     if (timer_armed_ && armed_for_ <= next) return;
     timer_armed_ = true;
     armed_for_ = next;
+    const std::uint64_t gen = ++timer_gen_;
+    const time_point now = known_now ? *known_now : clock_->now();
+    if (next - now <= poll_window && idle_polls_ < max_idle_polls) {
+      if (os_timer_waiting_) {  // superseded
+        os_timer_waiting_ = false;
+        timer_->cancel();
+      }
+      asio::post(ex_, [self = this->shared_from_this(), gen] {
+        if (gen == self->timer_gen_) self->on_timer();
+      });
+      return;
+    }
+    idle_polls_ = 0;
     if (!timer_) timer_.emplace(ex_);
     timer_->expires_at(next);
-    timer_->async_wait([self = this->shared_from_this(), gen = ++timer_gen_](error_code ec) {
+    os_timer_waiting_ = true;
+    timer_->async_wait([self = this->shared_from_this(), gen](error_code ec) {
+      if (gen == self->timer_gen_) self->os_timer_waiting_ = false;
       if (ec || gen != self->timer_gen_) return;  // re-armed or cancelled
       self->on_timer();
     });
@@ -481,6 +538,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     shutting_down_.store(true, std::memory_order_release);
     heap_.clear();
     timer_armed_ = false;
+    os_timer_waiting_ = false;
     ++timer_gen_;
     if (timer_) timer_->cancel();
     if (work_timer_) work_timer_->cancel();
@@ -572,8 +630,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // after which the scheduler polls epoll between handlers.
   std::optional<asio::steady_timer> timer_;
   bool timer_armed_ = false;
+  bool os_timer_waiting_ = false;  // an async_wait of the current generation
   time_point armed_for_{};
   std::uint64_t timer_gen_ = 0;
+  static constexpr duration poll_window = std::chrono::microseconds(50);
+  static constexpr unsigned max_idle_polls = 64;
+  unsigned idle_polls_ = 0;  // polls in a row that found nothing ready
   boost::unordered_flat_map<T, time_point, Hash, KeyEqual> add_times_;
   boost::unordered_flat_map<T, time_point, Hash, KeyEqual> start_times_;
   std::optional<asio::steady_timer> work_timer_;
@@ -581,6 +643,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // any thread
   std::atomic<node*> remote_{nullptr};
+  std::atomic<bool> drain_scheduled_{false};  // a drain_remote is posted or running
   std::atomic<bool> shutting_down_{false};
   std::atomic<std::size_t> len_{0};
 };
