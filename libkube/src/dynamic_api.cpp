@@ -1,4 +1,5 @@
 #include "client_impl.hpp"
+#include "rest_params.hpp"
 
 #include <kube/dynamic_api.hpp>
 
@@ -63,6 +64,8 @@ error_code decode_list(const std::string& body, const std::string& what, unstruc
   return {};
 }
 
+} // namespace
+
 void add_list_params(request& r, const list_params& p) {
   if (!p.label_selector.empty()) r.param("labelSelector", p.label_selector);
   if (!p.field_selector.empty()) r.param("fieldSelector", p.field_selector);
@@ -92,6 +95,19 @@ std::string delete_options(const delete_params& p) {
   if (p.dry_run) o["dryRun"] = boost::json::array{"All"};
   return boost::json::serialize(o);
 }
+
+void add_watch_params(request& req, const watch_params& p) {
+  req.param("watch", "true");
+  if (!p.label_selector.empty()) req.param("labelSelector", p.label_selector);
+  if (!p.field_selector.empty()) req.param("fieldSelector", p.field_selector);
+  if (!p.resource_version.empty()) req.param("resourceVersion", p.resource_version);
+  if (p.allow_bookmarks) req.param("allowWatchBookmarks", "true");
+  if (p.timeout_seconds) req.param("timeoutSeconds", std::to_string(*p.timeout_seconds));
+  if (p.send_initial_events) req.param("sendInitialEvents", "true");
+  if (!p.resource_version_match.empty()) req.param("resourceVersionMatch", p.resource_version_match);
+}
+
+namespace {
 
 // A unary request whose body decodes into an unstructured object.
 void object_op(const dyn& t, request req, std::string what, completion<unstructured> h) {
@@ -170,14 +186,7 @@ void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_
 
 void dynamic_watch(dyn t, watch_params p, completion<watch_stream> h) {
   auto req = base(*t);
-  req.param("watch", "true");
-  if (!p.label_selector.empty()) req.param("labelSelector", p.label_selector);
-  if (!p.field_selector.empty()) req.param("fieldSelector", p.field_selector);
-  if (!p.resource_version.empty()) req.param("resourceVersion", p.resource_version);
-  if (p.allow_bookmarks) req.param("allowWatchBookmarks", "true");
-  if (p.timeout_seconds) req.param("timeoutSeconds", std::to_string(*p.timeout_seconds));
-  if (p.send_initial_events) req.param("sendInitialEvents", "true");
-  if (!p.resource_version_match.empty()) req.param("resourceVersionMatch", p.resource_version_match);
+  add_watch_params(req, p);
   start_watch(t->c.impl(), std::move(req), std::move(h));
 }
 

@@ -7,10 +7,13 @@
 
 #include <kube/client.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <random>
 #include <string>
@@ -93,6 +96,37 @@ inline std::string kubectl() { return "kubectl --kubeconfig " + kube_test::clust
 inline std::string event_name(const kube::watch_event& ev) {
   const auto* md = ev.object.if_contains("metadata");
   return md && md->is_object() && md->as_object().contains("name") ? std::string(md->at("name").as_string()) : "";
+}
+
+/// Runs `body(client)` (a coroutine) on a fresh io_context with an admin
+/// client (certificate auth) to completion; rethrows what it throws.
+template <class F>
+void with_admin_client(F body) {
+  asio::io_context io;
+  kube::client c(io.get_executor(), admin_cert_settings());
+  std::exception_ptr failure;
+  bool done = false;
+  asio::co_spawn(io, body(c), [&](std::exception_ptr e) {
+    failure = e;
+    done = true;
+  });
+  io.run();
+  REQUIRE(done);
+  if (failure) std::rethrow_exception(failure);
+}
+
+/// Runs a shell command and returns its standard output; REQUIREs exit 0.
+inline std::string sh_out(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int rc = ::pclose(p);
+  INFO(cmd << "\n" << out);
+  REQUIRE(rc == 0);
+  return out;
 }
 
 } // namespace kube_test

@@ -1,0 +1,205 @@
+#pragma once
+
+// Internal: the type-erased core of kube::api<T>. The operations live in
+// compiled code (src/typed_api.cpp) and know T only through the codec's
+// function pointers (codec::decode_fn / encode_fn) and a few small
+// captureless adapters instantiated here (append list items, emplace an
+// optional). Each operation decodes the response body once, straight into
+// the caller's object, which the completion adapter then moves out.
+//
+// Also the small public value types the typed client completes with
+// (api_status, delete_result), which need no JSON in this header.
+
+#include <kube/api/codec.hpp>
+#include <kube/api/resource.hpp>
+#include <kube/client.hpp>
+#include <kube/detail/initiate.hpp>
+#include <kube/list_params.hpp>
+
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace kube {
+
+/// A metav1.Status as the server returns it for some deletes and for
+/// evictions ("status": "Success"/"Failure", reason, message, code).
+struct api_status {
+  std::string status;   ///< "Success" or "Failure"
+  std::string reason;   ///< e.g. "NotFound"; empty on success
+  std::string message;
+  int code = 0;         ///< HTTP code the server put in the Status
+  std::string details_name;  ///< details.name, when present
+  std::string details_uid;   ///< details.uid, when present
+};
+/// Codec of api_status (ADL, like generated types). Unknown members are ignored.
+void decode(const boost::json::value& in, api_status& out, const json_path& at);
+void encode(const api_status& in, boost::json::value& out);
+
+/// The answer to a DELETE: the server returns the object (still present with
+/// a deletionTimestamp while finalizers or graceful deletion run, or its
+/// final state) or a Status. Exactly one of the two is set on success.
+template <class O>
+struct delete_result {
+  std::optional<O> object;
+  std::optional<api_status> status;
+};
+
+namespace detail {
+
+/// What the compiled operations know about api<T>: the resource's REST
+/// coordinates and the namespace the api is bound to.
+struct typed_target {
+  client c;
+  std::string group, version, api_version, kind, plural;
+  bool namespaced = true;
+  std::string namespace_name;  ///< empty: cluster-scoped, or all namespaces
+};
+using typed_ptr = std::shared_ptr<const typed_target>;
+
+template <class T>
+typed_ptr make_typed_target(client c, std::string ns) {
+  using tr = resource_traits<T>;
+  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns)});
+  t->group = tr::group;
+  t->version = tr::version;
+  t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
+  t->kind = tr::kind;
+  t->plural = tr::plural;
+  t->namespaced = tr::namespaced;
+  return t;
+}
+
+/// Throws kube::error(invalid_config) for a namespace given to a cluster-scoped api.
+void check_typed_target(const typed_target& t);
+
+/// Compiled operations complete with this; the decoded value is already in
+/// the caller's object.
+struct typed_done {};
+using typed_completion = completion<typed_done>;
+
+/// Where a decoded body goes.
+struct decode_slot {
+  codec::decode_fn decode = nullptr;
+  void* out = nullptr;
+  std::shared_ptr<void> keep;  ///< keeps *out alive while the operation runs
+};
+
+/// A delete's answer: the object (decoded with decode) or a Status.
+struct delete_slot {
+  codec::decode_fn decode = nullptr;
+  void* result = nullptr;                 ///< a delete_result<O>
+  void* (*emplace_object)(void*) = nullptr;
+  api_status* (*emplace_status)(void*) = nullptr;
+  std::string_view object_kind;            ///< the kind O is ("ConfigMap", "ConfigMapList")
+  std::shared_ptr<void> keep;
+};
+
+template <class O>
+delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_view kind) {
+  delete_slot s;
+  s.decode = &codec::decode_erased<O>;
+  s.result = r.get();
+  s.emplace_object = [](void* p) -> void* { return &static_cast<delete_result<O>*>(p)->object.emplace(); };
+  s.emplace_status = [](void* p) -> api_status* { return &static_cast<delete_result<O>*>(p)->status.emplace(); };
+  s.object_kind = kind;
+  s.keep = std::move(r);
+  return s;
+}
+
+/// A list: pages decode into fresh page objects whose items are appended
+/// to the result.
+struct list_slot {
+  codec::decode_fn decode = nullptr;
+  void* out = nullptr;
+  std::shared_ptr<void> (*make_page)() = nullptr;
+  void (*append)(void* dst, void* page) = nullptr;
+  void (*clear)(void* dst) = nullptr;
+  std::shared_ptr<void> keep;
+};
+
+template <class L>
+list_slot make_list_slot(std::shared_ptr<L> out) {
+  list_slot s;
+  s.decode = &codec::decode_erased<L>;
+  s.out = out.get();
+  s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
+  s.append = [](void* dst, void* page) {
+    auto& d = static_cast<L*>(dst)->items;
+    auto& p = static_cast<L*>(page)->items;
+    d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+  };
+  s.clear = [](void* dst) { *static_cast<L*>(dst) = L{}; };
+  s.keep = std::move(out);
+  return s;
+}
+
+/// A write body, encoded at call time (so the caller's object may go away
+/// before the operation starts, as with asio::deferred).
+struct typed_body {
+  std::string json;
+  std::string name;            ///< metadata.name of the encoded object
+  std::string namespace_name;  ///< metadata.namespace of the encoded object
+};
+
+/// Encodes `obj` and fills apiVersion and kind when the object lacks them
+/// (empty api_version/kind: leave as is).
+typed_body encode_body(codec::encode_fn enc, const void* obj, std::string_view api_version, std::string_view kind);
+
+template <class U>
+typed_body encode_typed(const U& obj, std::string_view api_version = {}, std::string_view kind = {}) {
+  return encode_body(&codec::encode_erased<U>, &obj, api_version, kind);
+}
+
+/// The verbs, in compiled code. `subresource` may be empty.
+void typed_get(typed_ptr t, std::string name, std::string subresource, decode_slot out, typed_completion h);
+void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed_completion h);
+void typed_create(typed_ptr t, typed_body body, std::string name, std::string subresource, write_params p,
+                  decode_slot out, typed_completion h);
+void typed_replace(typed_ptr t, typed_body body, std::string name, std::string subresource, write_params p,
+                   decode_slot out, typed_completion h);
+void typed_patch(typed_ptr t, std::string name, patch_type type, std::string body, std::string subresource,
+                 patch_params p, decode_slot out, typed_completion h);
+void typed_delete(typed_ptr t, std::string name, delete_params p, delete_slot out, typed_completion h);
+void typed_delete_collection(typed_ptr t, list_params lp, delete_params dp, delete_slot out, typed_completion h);
+
+/// Completes the public handler with the value the compiled operation
+/// filled in (or a default R on failure: no partial results).
+template <class R>
+struct typed_deliver : handler_wrapper<completion<R>> {
+  std::shared_ptr<R> out;
+  void operator()(error_code ec, diagnostics diag, typed_done) {
+    if (ec) {
+      std::move(this->handler)(ec, std::move(diag), R{});
+    } else {
+      std::move(this->handler)(ec, std::move(diag), std::move(*out));
+    }
+  }
+};
+
+/// initiate<R> for compiled typed operations: start(std::shared_ptr<R>, typed_completion).
+template <class R, class Start, class Token>
+auto typed_initiate(Start start, Token&& token) {
+  return initiate<R>(
+      [start = std::move(start)](completion<R> h) mutable {
+        auto out = std::make_shared<R>();
+        auto keep = out;
+        start(std::move(keep), typed_completion(typed_deliver<R>{{std::move(h)}, std::move(out)}));
+      },
+      std::forward<Token>(token));
+}
+
+template <class R>
+decode_slot make_decode_slot(std::shared_ptr<R> out) {
+  decode_slot s;
+  s.decode = &codec::decode_erased<R>;
+  s.out = out.get();
+  s.keep = std::move(out);
+  return s;
+}
+
+} // namespace detail
+} // namespace kube
