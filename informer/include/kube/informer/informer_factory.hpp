@@ -1,6 +1,7 @@
 #pragma once
 
 #include <kube/informer/dynamic_lister_watcher.hpp>
+#include <kube/informer/typed_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/transform.hpp>
 
@@ -71,6 +72,25 @@ public:
       auto lw = std::make_shared<dynamic_lister_watcher>(dynamic_api(client_, gvr, opts_.namespace_name),
                                                          dynamic_lister_watcher_options{expected_kind, {}, {}});
       return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
+    });
+  }
+
+  /// The informer of the typed resource T (a generated or CRD type) over
+  /// kube::api<T> (created on first use). strip_managed_fields applies.
+  template <class T>
+    requires resource<T>
+  std::shared_ptr<shared_index_informer<T>> for_type() {
+    std::string key = "typed:";
+    key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
+    return informer<T>(key, [&]() {
+      informer_options<T> o;
+      o.name = std::string(resource_traits<T>::plural);
+      auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
+                                                                               : api<T>(client_);
+      typed_lister_watcher_options lo;
+      lo.strip_managed_fields = opts_.strip_managed_fields;
+      auto lw = std::make_shared<typed_lister_watcher<T>>(std::move(a), std::move(lo));
+      return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
     });
   }
 

@@ -1,0 +1,203 @@
+#pragma once
+
+// lister_watcher over the typed client: objects of a generated (or CRD)
+// type T, decoded once from the wire straight into T.
+
+#include <kube/api.hpp>
+#include <kube/exception.hpp>
+#include <kube/informer/lister_watcher.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace kube::informer {
+
+/// Options of typed_lister_watcher.
+struct typed_lister_watcher_options {
+  std::string label_selector = {};  ///< sent with every list and watch
+  std::string field_selector = {};  ///< sent with every list and watch
+  /// Drop metadata.managedFields from every object before it is shared
+  /// (no copy: done while the freshly decoded object is still private).
+  bool strip_managed_fields = false;
+};
+
+namespace detail {
+
+/// A watch object's `kind` must be T's (list items carry none).
+template <class T>
+error_code check_typed_object(const T& obj, const std::string& what, diagnostics& diag) {
+  if (obj.kind && !obj.kind->empty() && *obj.kind != resource_traits<T>::kind) {
+    diag.set_client_message(what + ": expected an object of kind " + std::string(resource_traits<T>::kind) +
+                            ", got kind \"" + *obj.kind + "\"");
+    return client_errc::decode_error;
+  }
+  if (obj.name().empty()) {
+    diag.set_client_message(what + ": the object has no metadata.name");
+    return client_errc::decode_error;
+  }
+  return {};
+}
+
+template <class T>
+class typed_event_stream final : public event_stream<T> {
+public:
+  typed_event_stream(typed_watch_stream<T> s, std::string what, bool strip)
+      : s_(std::move(s)), what_(std::move(what)), strip_(strip) {}
+  ~typed_event_stream() override { s_.close(); }
+
+  boost::asio::awaitable<std::optional<event<T>>> next() override {
+    if (done_) {
+      co_return std::nullopt;
+    }
+    event<T> out;
+    typed_watch_event<T> ev;
+    try {
+      ev = co_await s_.async_next(kube::use_awaitable);
+    } catch (const kube::error& e) {
+      done_ = true;
+      if (e.code() == boost::asio::error::eof) {
+        co_return std::nullopt;
+      }
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.type = event_type::error;
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    out.resource_version = std::move(ev.resource_version);
+    switch (ev.type) {
+    case watch_event_type::bookmark:
+      out.type = event_type::bookmark;
+      out.initial_events_end = ev.initial_events_end;
+      co_return out;
+    case watch_event_type::added:
+    case watch_event_type::modified:
+    case watch_event_type::deleted: {
+      out.type = ev.type == watch_event_type::added      ? event_type::added
+                 : ev.type == watch_event_type::modified ? event_type::modified
+                                                         : event_type::deleted;
+      if (auto ec = check_typed_object(ev.object, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
+        done_ = true;
+        out.type = event_type::error;
+        out.ec = ec;
+        co_return out;
+      }
+      if (strip_) {
+        ev.object.metadata.managed_fields.reset();
+      }
+      out.object = std::make_shared<const T>(std::move(ev.object));
+      co_return out;
+    }
+    case watch_event_type::error:  // typed streams report ERROR events as errors (above)
+      break;
+    }
+    done_ = true;
+    out.type = event_type::error;
+    out.ec = client_errc::watch_stream_error;
+    out.diag.set_client_message(what_ + ": unexpected event type");
+    co_return out;
+  }
+
+  void close() override {
+    done_ = true;
+    s_.close();
+  }
+
+private:
+  typed_watch_stream<T> s_;
+  std::string what_;
+  bool strip_ = false;
+  bool done_ = false;
+};
+
+} // namespace detail
+
+/// list/watch through a kube::api<T> (its namespace, or all namespaces /
+/// cluster-wide when it has none). Errors keep the client's codes and
+/// diagnostics; a watch object of another kind, or one that does not fit T,
+/// is an error event (the Reflector reports it to the watch-error hook and
+/// relists).
+template <class T>
+  requires resource<T>
+class typed_lister_watcher final : public lister_watcher<T> {
+public:
+  explicit typed_lister_watcher(api<T> a, typed_lister_watcher_options options = {})
+      : api_(std::move(a)), opts_(std::move(options)) {}
+
+  boost::asio::awaitable<list_outcome<T>> list(const list_params& params) override {
+    list_outcome<T> out;
+    list_params p = params;
+    apply_selectors(p.label_selector, p.field_selector);
+    typename resource_traits<T>::list_type page;
+    try {
+      page = co_await api_.async_list(p, kube::use_awaitable);
+    } catch (const kube::error& e) {
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    out.result.items.reserve(page.items.size());
+    for (auto& item : page.items) {
+      if (auto ec = detail::check_typed_object(item, "list " + std::string(resource_traits<T>::plural), out.diag)) {
+        out.ec = ec;
+        out.result = {};
+        co_return out;
+      }
+      if (opts_.strip_managed_fields) {
+        item.metadata.managed_fields.reset();
+      }
+      out.result.items.push_back(std::make_shared<const T>(std::move(item)));
+    }
+    if (page.metadata) {
+      if (page.metadata->resource_version) out.result.resource_version = std::move(*page.metadata->resource_version);
+      if (page.metadata->continue_) out.result.continue_token = std::move(*page.metadata->continue_);
+    }
+    co_return out;
+  }
+
+  boost::asio::awaitable<watch_outcome<T>> watch(const watch_params& params) override {
+    watch_outcome<T> out;
+    watch_params p = params;
+    apply_selectors(p.label_selector, p.field_selector);
+    typed_watch_stream<T> s;
+    try {
+      s = co_await api_.async_watch(p, kube::use_awaitable);
+    } catch (const kube::error& e) {
+      if (e.code() == boost::asio::error::operation_aborted) {
+        throw;
+      }
+      out.ec = e.code();
+      out.diag = e.diag();
+      co_return out;
+    }
+    out.stream = std::make_unique<detail::typed_event_stream<T>>(
+        std::move(s), "watch " + std::string(resource_traits<T>::plural), opts_.strip_managed_fields);
+    co_return out;
+  }
+
+  [[nodiscard]] const api<T>& get_api() const noexcept { return api_; }
+
+private:
+  void apply_selectors(std::string& label, std::string& field) const {
+    if (label.empty()) {
+      label = opts_.label_selector;
+    }
+    if (field.empty()) {
+      field = opts_.field_selector;
+    }
+  }
+
+  api<T> api_;
+  typed_lister_watcher_options opts_;
+};
+
+} // namespace kube::informer
