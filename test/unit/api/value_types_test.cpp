@@ -57,7 +57,7 @@ TEST_CASE("int_or_string scales percentages like client-go", "[codegen]") {
   CHECK(kube::int_or_string(8080).to_string() == "8080");
 }
 
-TEST_CASE("bytes travel as base64; bad base64 is an error with the path", "[codegen]") {
+TEST_CASE("bytes travel as base64 - bad base64 is an error with the path", "[codegen]") {
   boost::json::value v;
   kube::codec::encode(kube::bytes(std::string("\x00\x01\xff", 3)), v);
   CHECK(v.as_string() == "AAH/");

@@ -101,7 +101,7 @@ TEST_CASE("the first file to define a name wins the whole entry", "[kubeconfig]"
   CHECK(kc.files == std::vector<std::string>{a, b});
 }
 
-TEST_CASE("missing files in the list are skipped and reported; empty entries ignored", "[kubeconfig]") {
+TEST_CASE("missing files in the list are skipped and reported - empty entries ignored", "[kubeconfig]") {
   kube_test::temp_dir t;
   const auto a = t.write("a", "current-context: x\n");
   const auto missing = (t.path() / "nope").string();
@@ -111,7 +111,7 @@ TEST_CASE("missing files in the list are skipped and reported; empty entries ign
   CHECK(kc.missing_files == std::vector<std::string>{missing});
 }
 
-TEST_CASE("KUBECONFIG is split on ':' with duplicates dropped; HOME is the fallback", "[kubeconfig]") {
+TEST_CASE("KUBECONFIG is split on ':' with duplicates dropped - HOME is the fallback", "[kubeconfig]") {
   ::setenv("KUBECONFIG", "/x/a::/x/b:/x/a", 1);
   CHECK(kubeconfig::default_precedence() == std::vector<std::string>{"/x/a", "", "/x/b"});
   ::setenv("KUBECONFIG", "", 1);

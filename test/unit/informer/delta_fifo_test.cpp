@@ -57,7 +57,7 @@ TEST_CASE("delta_fifo: keys are namespace/name, name alone when cluster-scoped",
   REQUIRE(f.list_keys() == std::vector<std::string>{"default/cm"});
 }
 
-TEST_CASE("delta_fifo: deltas of one key accumulate in order; pop hands out the whole list", "[informer][delta_fifo]") {
+TEST_CASE("delta_fifo: deltas of one key accumulate in order - pop hands out the whole list", "[informer][delta_fifo]") {
   ki::delta_fifo<thing> f;
   f.add(make("ns", "a", "1"));
   f.update(make("ns", "a", "2"));

@@ -49,7 +49,7 @@ TEST_CASE("reflector: the first list is at resourceVersion 0, then a watch from 
   CHECK(t.errors.empty());
 }
 
-TEST_CASE("reflector: watch timeoutSeconds is random in [300, 600]", "[informer][reflector]") {
+TEST_CASE("reflector: watch timeoutSeconds is random between 300 and 600", "[informer][reflector]") {
   for (double r : {0.0, 0.999999}) {
     reflector_rig t([r](reflector_options<thing>& o) { o.random = [r] { return r; }; });
     t.lw->push_list({}, "1");
@@ -104,7 +104,7 @@ TEST_CASE("reflector: a dropped connection restarts the watch without a relist",
   CHECK(t.errors.empty());
 }
 
-TEST_CASE("reflector: 410 relists at the last synced version after a backoff; unavailable -> paginated list at \"\"",
+TEST_CASE("reflector: 410 relists at the last synced version after a backoff - unavailable -> paginated list at the empty version",
           "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
@@ -157,7 +157,7 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff; un
   CHECK(t.r->stats().lists == 2);
 }
 
-TEST_CASE("reflector: a too large resourceVersion also falls back to a list at \"\"", "[informer][reflector]") {
+TEST_CASE("reflector: a too large resourceVersion also falls back to a list at the empty version", "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({}, "10");
   t.lw->push_watch({fake::error(api_errc::internal_error, "boom")});
@@ -234,7 +234,7 @@ TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2
   CHECK(t.clk->next_wake_in() == 1200ms);  // back to the start
 }
 
-TEST_CASE("reflector: jitter stays within [d, 2d) with the real random generator", "[informer][reflector]") {
+TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {
   reflector_rig t([](reflector_options<thing>& o) { o.random = {}; });
   clock::duration base = 800ms;
   for (int i = 0; i < 6; ++i) {
@@ -270,7 +270,7 @@ TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after
   CHECK(t.errors.empty());
 }
 
-TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist; the cache keeps its objects",
+TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist - the cache keeps its objects",
           "[informer][reflector]") {
   for (auto bad : {error_code(client_errc::watch_stream_error), error_code(client_errc::decode_error)}) {
     reflector_rig t;
@@ -326,7 +326,7 @@ TEST_CASE("reflector: a very short watch without events counts as an error", "[i
   CHECK(t.lw->watch_calls().size() == 3);
 }
 
-TEST_CASE("reflector: added events of a watch from \"0\" do not move the version until another event",
+TEST_CASE("reflector: added events of a watch from version 0 do not move the version until another event",
           "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({}, "");  // a server that gave no version: watch from ""
@@ -388,7 +388,7 @@ TEST_CASE("reflector: a refused streaming list falls back to list, and streaming
   CHECK(t.lw->watch_calls().size() == 2);
 }
 
-TEST_CASE("reflector: a streaming list from an expired version restarts at \"\"", "[informer][reflector]") {
+TEST_CASE("reflector: a streaming list from an expired version restarts at the empty version", "[informer][reflector]") {
   reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
   t.lw->push_watch({fake::bookmark("5", true)});
   t.poll();

@@ -78,7 +78,7 @@ struct informer_rig {
 
 } // namespace
 
-TEST_CASE("delta_fifo: async_pop waits for the producer; close ends it; cancellation aborts it; requeue",
+TEST_CASE("delta_fifo: async_pop waits for the producer - close ends it - cancellation aborts it - requeue",
           "[informer][delta_fifo]") {
   asio::io_context io;
   delta_fifo<thing> f;
@@ -174,7 +174,7 @@ TEST_CASE("informer: handlers see the initial list, updates, deletes and tombsto
   CHECK(t.inf->cache()->list_keys() == std::vector<std::string>{"ns/a"});
 }
 
-TEST_CASE("informer: a late handler first receives the cache; removed handlers hear nothing",
+TEST_CASE("informer: a late handler first receives the cache - removed handlers hear nothing",
           "[informer][shared_informer]") {
   informer_rig t;
   t.start();
@@ -257,7 +257,7 @@ TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync
   CHECK(never.log.size() == 1);
 }
 
-TEST_CASE("informer: the transform runs before caching; strip_managed_fields drops metadata.managedFields",
+TEST_CASE("informer: the transform runs before caching - strip_managed_fields drops metadata.managedFields",
           "[informer][shared_informer]") {
   informer_rig t([](informer_options<thing>& o) {
     o.transform = [](std::shared_ptr<const thing> in) {

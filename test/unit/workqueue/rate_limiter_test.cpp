@@ -153,7 +153,7 @@ TEST_CASE("default controller limiter: exponential per item, bucket across items
   CHECK(l->when("item-0", clk.now()) == 5ms);
 }
 
-TEST_CASE("rate_limited_queue: add_rate_limited waits the limiter's delay; forget and num_requeues",
+TEST_CASE("rate_limited_queue: add_rate_limited waits the limiter's delay - forget and num_requeues",
           "[workqueue][limiter][queue]") {
   // client-go TestRateLimitingQueue.
   asio::io_context io;
