@@ -84,5 +84,8 @@ enum class api_errc {
 
 } // namespace kube
 
+// Boost's trait, specialised: kept out of the API reference.
+/// @cond
 template <> struct boost::system::is_error_code_enum<kube::client_errc> : std::true_type {};
 template <> struct boost::system::is_error_code_enum<kube::api_errc> : std::true_type {};
+/// @endcond

@@ -27,7 +27,7 @@ public:
   request() = default;
 
   request& method(http_method m) { method_ = m; return *this; }
-  /// API group; "" is the core group (/api/v1), anything else is /apis/<group>.
+  /// API group; "" is the core group (/api/v1), anything else is `/apis/<group>`.
   request& group(std::string g) { group_ = std::move(g); return *this; }
   request& version(std::string v) { version_ = std::move(v); return *this; }
   /// Namespace of a namespaced resource; empty for cluster-scoped or all namespaces.

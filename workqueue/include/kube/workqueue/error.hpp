@@ -25,5 +25,8 @@ enum class errc {
 
 }  // namespace kube::workqueue
 
+// Boost's trait, specialised: kept out of the API reference.
+/// @cond
 template <>
 struct boost::system::is_error_code_enum<kube::workqueue::errc> : std::true_type {};
+/// @endcond
