@@ -71,16 +71,7 @@ public:
       ev = co_await s_.async_next(kube::use_awaitable);
     } catch (const kube::error& e) {
       done_ = true;
-      if (e.code() == boost::asio::error::eof) {
-        co_return std::nullopt;
-      }
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.type = event_type::error;
-      out.ec = e.code();
-      out.diag = e.diag();
-      co_return out;
+      co_return read_failure<unstructured>(e);
     }
     switch (ev.type) {
     case watch_event_type::error:
@@ -143,17 +134,12 @@ public:
     list_outcome<unstructured> out;
     list_params p = params;
     apply_selectors(p.label_selector, p.field_selector);
-    unstructured_list page;
-    try {
-      page = co_await api_.async_list(p, kube::use_awaitable);
-    } catch (const kube::error& e) {
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.ec = e.code();
-      out.diag = e.diag();
+    auto op = api_.async_list(p, kube::use_awaitable);
+    auto listed = co_await detail::capture_error(std::move(op), out);
+    if (!listed) {
       co_return out;
     }
+    auto& page = *listed;
     out.result.items.reserve(page.items.size());
     const auto api_version = detail::api_version_of(api_.resource());
     for (auto& item : page.items) {
@@ -176,18 +162,12 @@ public:
     watch_outcome<unstructured> out;
     watch_params p = params;
     apply_selectors(p.label_selector, p.field_selector);
-    watch_stream s;
-    try {
-      s = co_await api_.async_watch(p, kube::use_awaitable);
-    } catch (const kube::error& e) {
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.ec = e.code();
-      out.diag = e.diag();
+    auto op = api_.async_watch(p, kube::use_awaitable);
+    auto s = co_await detail::capture_error(std::move(op), out);
+    if (!s) {
       co_return out;
     }
-    out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(s), opts_.expected_kind,
+    out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(*s), opts_.expected_kind,
                                                                 "watch " + api_.resource().resource);
     co_return out;
   }
@@ -196,12 +176,7 @@ public:
 
 private:
   void apply_selectors(std::string& label, std::string& field) const {
-    if (label.empty()) {
-      label = opts_.label_selector;
-    }
-    if (field.empty()) {
-      field = opts_.field_selector;
-    }
+    detail::default_selectors(label, field, opts_.label_selector, opts_.field_selector);
   }
 
   dynamic_api api_;

@@ -8,9 +8,11 @@
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
+#include <kube/exception.hpp>
 #include <kube/list_params.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/error.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -116,5 +118,56 @@ public:
   virtual boost::asio::awaitable<list_outcome<T>> list(const list_params& params) = 0;
   virtual boost::asio::awaitable<watch_outcome<T>> watch(const watch_params& params) = 0;
 };
+
+namespace detail {
+
+/// Awaits `op` (an operation with the throwing kube::use_awaitable token):
+/// its value, or nullopt with the kube::error stored in out.ec/out.diag.
+/// Cancellation (operation_aborted) propagates as the exception it is.
+/// Shared by the lister_watcher implementations.
+template <class R, class Outcome>
+boost::asio::awaitable<std::optional<R>> capture_error(boost::asio::awaitable<R> op, Outcome& out) {
+  try {
+    co_return co_await std::move(op);
+  } catch (const kube::error& e) {
+    if (e.code() == boost::asio::error::operation_aborted) {
+      throw;
+    }
+    out.ec = e.code();
+    out.diag = e.diag();
+  }
+  co_return std::nullopt;
+}
+
+/// Fills selectors the caller left empty with the lister_watcher's own.
+inline void default_selectors(std::string& label, std::string& field, const std::string& default_label,
+                              const std::string& default_field) {
+  if (label.empty()) {
+    label = default_label;
+  }
+  if (field.empty()) {
+    field = default_field;
+  }
+}
+
+/// What a failed read of a watch stream means for event_stream::next():
+/// nullopt at the clean end (eof), an error event otherwise; cancellation
+/// propagates. Call it from the catch handler of the read.
+template <class T>
+std::optional<event<T>> read_failure(const kube::error& e) {
+  if (e.code() == boost::asio::error::eof) {
+    return std::nullopt;
+  }
+  if (e.code() == boost::asio::error::operation_aborted) {
+    throw;  // the exception being handled
+  }
+  event<T> out;
+  out.type = event_type::error;
+  out.ec = e.code();
+  out.diag = e.diag();
+  return out;
+}
+
+} // namespace detail
 
 } // namespace kube::informer

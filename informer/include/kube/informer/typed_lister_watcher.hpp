@@ -59,16 +59,7 @@ public:
       ev = co_await s_.async_next(kube::use_awaitable);
     } catch (const kube::error& e) {
       done_ = true;
-      if (e.code() == boost::asio::error::eof) {
-        co_return std::nullopt;
-      }
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.type = event_type::error;
-      out.ec = e.code();
-      out.diag = e.diag();
-      co_return out;
+      co_return read_failure<T>(e);
     }
     out.resource_version = std::move(ev.resource_version);
     switch (ev.type) {
@@ -134,17 +125,12 @@ public:
     list_outcome<T> out;
     list_params p = params;
     apply_selectors(p.label_selector, p.field_selector);
-    typename resource_traits<T>::list_type page;
-    try {
-      page = co_await api_.async_list(p, kube::use_awaitable);
-    } catch (const kube::error& e) {
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.ec = e.code();
-      out.diag = e.diag();
+    auto op = api_.async_list(p, kube::use_awaitable);
+    auto listed = co_await detail::capture_error(std::move(op), out);
+    if (!listed) {
       co_return out;
     }
+    auto& page = *listed;
     out.result.items.reserve(page.items.size());
     for (auto& item : page.items) {
       if (auto ec = detail::check_typed_object(item, "list " + std::string(resource_traits<T>::plural), out.diag)) {
@@ -168,19 +154,13 @@ public:
     watch_outcome<T> out;
     watch_params p = params;
     apply_selectors(p.label_selector, p.field_selector);
-    typed_watch_stream<T> s;
-    try {
-      s = co_await api_.async_watch(p, kube::use_awaitable);
-    } catch (const kube::error& e) {
-      if (e.code() == boost::asio::error::operation_aborted) {
-        throw;
-      }
-      out.ec = e.code();
-      out.diag = e.diag();
+    auto op = api_.async_watch(p, kube::use_awaitable);
+    auto s = co_await detail::capture_error(std::move(op), out);
+    if (!s) {
       co_return out;
     }
     out.stream = std::make_unique<detail::typed_event_stream<T>>(
-        std::move(s), "watch " + std::string(resource_traits<T>::plural), opts_.strip_managed_fields);
+        std::move(*s), "watch " + std::string(resource_traits<T>::plural), opts_.strip_managed_fields);
     co_return out;
   }
 
@@ -188,12 +168,7 @@ public:
 
 private:
   void apply_selectors(std::string& label, std::string& field) const {
-    if (label.empty()) {
-      label = opts_.label_selector;
-    }
-    if (field.empty()) {
-      field = opts_.field_selector;
-    }
+    detail::default_selectors(label, field, opts_.label_selector, opts_.field_selector);
   }
 
   api<T> api_;
