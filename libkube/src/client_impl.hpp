@@ -105,6 +105,11 @@ public:
   /// Runs a unary request with throttling, retries and auth refresh.
   boost::asio::awaitable<result<response>> run(request req);
 
+  /// Opens a streamed response (watch, logs) on a new connection and reads
+  /// its headers; a refusal is read as a Status. `throttle`: wait for the
+  /// rate limiter first (client-go throttles log streams, not watches).
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, bool throttle);
+
   /// Opens a watch on a new connection and reads the response headers.
   boost::asio::awaitable<result<watch_stream>> open_watch(request req);
 

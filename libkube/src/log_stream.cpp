@@ -88,67 +88,6 @@ struct log_state {
   }
 };
 
-namespace {
-
-// As client_impl::open_watch, but for any streamed body, and throttled like
-// a unary request (client-go throttles log streams).
-asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(std::shared_ptr<client_impl> impl, request req) {
-  auto ex = co_await asio::this_coro::executor;
-  if (auto wait = impl->limiter.reserve(std::chrono::steady_clock::now()); wait.count() > 0) {
-    asio::steady_timer t(ex, wait);
-    auto [tec] = co_await t.async_wait(use_tuple);
-    if (tec) co_return result<std::shared_ptr<watch_state>>{tec, {}, {}};
-  }
-  bool refreshed_auth = false;
-  for (;;) {
-    result<std::shared_ptr<watch_state>> r;
-    auto conn = co_await impl->connect(r.ec, r.diag);
-    if (!conn) co_return r;
-    auto m = impl->to_http(req);
-    if ((r.ec = co_await impl->add_headers(m, r.diag))) co_return r;
-    auto st = std::make_shared<watch_state>();
-    st->impl = impl;
-    st->req = req;
-    st->parser.body_limit(boost::none);
-    auto ec = co_await conn->visit([&](auto& s) -> asio::awaitable<error_code> {
-      auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
-      (void)wn;
-      if (wec) co_return wec;
-      auto [rec, rn] = co_await http::async_read_header(s, conn->buffer, st->parser, use_tuple);
-      (void)rn;
-      co_return rec;
-    });
-    if (ec) {
-      r.ec = ec;
-      r.diag.set_client_message(req.describe() + ": " + ec.message());
-      co_return r;
-    }
-    st->conn = std::move(conn);
-    const unsigned status = st->parser.get().result_int();
-    impl->surface_warnings(parse_warnings(st->parser.get()));
-    if (status >= 200 && status < 300) {
-      r.value = std::move(st);
-      co_return r;
-    }
-    std::string body;
-    while (!st->parser.is_done() && body.size() < (1u << 20)) {
-      std::size_t n = 0;
-      const auto rec = co_await st->read_some(n);
-      body.append(st->buf.data(), n);
-      if (rec) break;
-    }
-    st->close();
-    if (status == 401 && !refreshed_auth && impl->auth && impl->auth->invalidate()) {
-      refreshed_auth = true;
-      continue;
-    }
-    r.ec = status_error(status, body, req, r.diag);
-    co_return r;
-  }
-}
-
-} // namespace
-
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
   const auto& impl = t->c.impl();
   const std::string ns = t->namespace_name;
@@ -181,7 +120,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   spawn_op<typed_done>(
       impl,
       [impl, req = std::move(req), out = std::move(out), max_line]() mutable -> asio::awaitable<result<typed_done>> {
-        auto r = co_await open_stream(impl, std::move(req));
+        auto r = co_await impl->open_stream(std::move(req), true);  // throttled like client-go
         if (!r.ec) {
           auto st = std::make_shared<log_state>();
           st->io = std::move(r.value);

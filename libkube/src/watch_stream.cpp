@@ -8,6 +8,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
@@ -91,10 +93,17 @@ void watch_state::fail(error_code ec) {
   close();
 }
 
-asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
+asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, bool throttle) {
+  if (throttle) {
+    if (auto wait = limiter.reserve(std::chrono::steady_clock::now()); wait.count() > 0) {
+      asio::steady_timer t(co_await asio::this_coro::executor, wait);
+      auto [tec] = co_await t.async_wait(use_tuple);
+      if (tec) co_return result<std::shared_ptr<watch_state>>{tec, {}, {}};
+    }
+  }
   bool refreshed_auth = false;
   for (;;) {
-    result<watch_stream> r;
+    result<std::shared_ptr<watch_state>> r;
     auto conn = co_await connect(r.ec, r.diag);
     if (!conn) co_return r;
     auto m = to_http(req);
@@ -120,15 +129,16 @@ asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
     const unsigned status = st->parser.get().result_int();
     surface_warnings(parse_warnings(st->parser.get()));
     if (status >= 200 && status < 300) {
-      r.value = watch_stream(std::move(st));
+      r.value = std::move(st);
       co_return r;
     }
     // Refused: read the (small) Status body.
     std::string body;
     while (!st->parser.is_done() && body.size() < (1u << 20)) {
       std::size_t n = 0;
-      if (co_await st->read_some(n)) break;
+      const auto rec = co_await st->read_some(n);
       body.append(st->buf.data(), n);
+      if (rec) break;
     }
     st->close();
     if (status == 401 && !refreshed_auth && auth && auth->invalidate()) {
@@ -140,6 +150,10 @@ asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
   }
 }
 
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
+  auto r = co_await open_stream(std::move(req), false);
+  co_return result<watch_stream>{r.ec, std::move(r.diag), r.value ? watch_stream(std::move(r.value)) : watch_stream()};
+}
 
 void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
   spawn_op<watch_stream>(
