@@ -148,6 +148,9 @@ class T:
             return f"std::map<std::string, {self.elem.spelling(structs)}>"
         raise AssertionError(self.kind)
 
+    def ref_spelling(self, structs):
+        return structs[self.ref].qualified
+
     def refs(self, direct_only=False):
         if self.kind in ("ref", "boxed"):
             return [self.ref]
@@ -588,10 +591,11 @@ class Emitter:
 
     def order(self, members):
         """Definition order inside one header: a struct after the structs it
-        holds by value (optional/plain); containers and boxes need no order."""
+        holds by value (required fields); containers, heap_optional and boxes
+        need no order."""
         keys = set(members)
         deps = {k: set(r for f in self.structs[k].fields for r in f.type.refs(direct_only=True)
-                       if r in keys and f.type.kind != "boxed") for k in members}
+                       if r in keys and f.type.kind == "ref" and f.required) for k in members}
         out, done = [], set()
 
         def visit(k, stack):
@@ -628,7 +632,11 @@ class Emitter:
         out.append(f"struct {s.name} {{\n")
         for f in s.fields:
             typ = f.type.spelling(self.all)
-            if not f.required:
+            if not f.required and f.type.kind in ("ref", "boxed"):
+                # optional objects live on the heap (Go uses pointers): an
+                # inline std::optional reserves the full size of absent fields
+                typ = f"kube::heap_optional<{f.type.ref_spelling(self.all)}>"
+            elif not f.required:
                 typ = f"std::optional<{typ}>"
             out.append(doc_comment(f.desc, "  "))
             out.append(f"  {typ} {f.cpp_name}{{}};\n")
@@ -646,6 +654,12 @@ class Emitter:
                     out.append(f"  [[nodiscard]] std::string_view {acc}() const noexcept {{\n"
                                f"    return metadata.{member} ? std::string_view(*metadata.{member}) : std::string_view{{}};\n"
                                f"  }}\n")
+                if "labels" not in names:
+                    out.append("  /// metadata.labels, or an empty map (listers match label selectors on it).\n"
+                               "  [[nodiscard]] const std::map<std::string, std::string>& labels() const noexcept {\n"
+                               "    static const std::map<std::string, std::string> none;\n"
+                               "    return metadata.labels ? *metadata.labels : none;\n"
+                               "  }\n")
         out.append("};\n\n")
         out.append(f"void decode(const boost::json::value& in, {s.name}& out, const kube::json_path& at);\n")
         out.append(f"void encode(const {s.name}& in, boost::json::value& out);\n\n")

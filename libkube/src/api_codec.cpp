@@ -155,7 +155,7 @@ void decode(const json::value& in, bytes& out, const json_path& at) {
   out = bytes(std::move(*b));
 }
 
-void decode(const json::value& in, raw_json& out, const json_path&) { out = raw_json(in); }
+void decode(const json::value& in, raw_json& out, const json_path&) { out = raw_json(in); }  // kept as text
 
 void encode(const std::string& in, json::value& out) { out = json::string(in); }
 void encode(bool in, json::value& out) { out = in; }
@@ -173,7 +173,7 @@ void encode(const quantity& in, json::value& out) { out = json::string(in.text()
 void encode(const timestamp& in, json::value& out) { out = json::string(in.to_string()); }
 void encode(const micro_timestamp& in, json::value& out) { out = json::string(in.to_micro_string()); }
 void encode(const bytes& in, json::value& out) { out = json::string(detail::base64_encode(in.str())); }
-void encode(const raw_json& in, json::value& out) { out = in.value(); }
+void encode(const raw_json& in, json::value& out) { out = in.value(); }  // parsed again to embed it
 
 void decode_text(std::string_view text, decode_fn fn, void* out) {
   boost::system::error_code ec;

@@ -265,32 +265,30 @@ std::string timestamp::to_micro_string() const { return format_time(t_, true); }
 
 // ---- raw_json --------------------------------------------------------------
 
-// Copies use the default memory resource: the source may live in a
-// short-lived arena (a parsed response or watch event).
-raw_json::raw_json(const boost::json::value& v)
-    : v_(std::make_shared<const boost::json::value>(v, boost::json::storage_ptr())) {}
-raw_json::raw_json(boost::json::value&& v)
-    : v_(std::make_shared<const boost::json::value>(std::move(v), boost::json::storage_ptr())) {}
+raw_json::raw_json(const boost::json::value& v) : t_(std::make_shared<const std::string>(boost::json::serialize(v))) {}
 
-const boost::json::value& raw_json::value() const noexcept {
-  static const boost::json::value null_value;
-  return v_ ? *v_ : null_value;
+boost::json::value raw_json::value() const {
+  if (!t_) return nullptr;
+  return boost::json::parse(*t_);  // the text came from a parsed value: it parses
 }
-bool raw_json::is_null() const noexcept { return !v_ || v_->is_null(); }
-void raw_json::set(boost::json::value v) {
-  v_ = std::make_shared<const boost::json::value>(std::move(v), boost::json::storage_ptr());
-}
+
+bool raw_json::is_null() const noexcept { return !t_ || *t_ == "null"; }
+
+void raw_json::set(const boost::json::value& v) { t_ = std::make_shared<const std::string>(boost::json::serialize(v)); }
 
 raw_json raw_json::parse(std::string_view json) {
   boost::system::error_code ec;
   auto v = boost::json::parse(json, ec);
   if (ec) throw std::invalid_argument("raw_json: not JSON: " + ec.message());
-  return raw_json(std::move(v));
+  return raw_json(v);
 }
 
-std::string raw_json::dump() const { return boost::json::serialize(value()); }
+std::string raw_json::dump() const { return t_ ? *t_ : std::string("null"); }
 
-bool operator==(const raw_json& a, const raw_json& b) noexcept { return a.value() == b.value(); }
+bool operator==(const raw_json& a, const raw_json& b) {
+  if (a.text() == b.text()) return true;
+  return a.value() == b.value();  // the same JSON may be spelled differently
+}
 
 // ---- unknown_fields --------------------------------------------------------
 

@@ -35,6 +35,7 @@ TEST_CASE("CRD types decode, keep unknown fields, and encode back", "[codegen]")
     "status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2024-05-01T10:00:00Z"}]}})";
   auto w = kube::from_json<Widget>(text);
   CHECK(w.name() == "w");
+  CHECK(w.labels().at("a") == "b");
   CHECK(w.spec->size == 3);
   CHECK(w.spec->port->string_value() == "http");
   CHECK(w.spec->ports->at(0).number == 80);

@@ -49,6 +49,7 @@ TEST_CASE("unknown members survive decode and encode, at every level", "[codegen
     "spec": {"containers": [{"name": "c", "image": "busybox", "futureContainerField": [1, 2]}]}})");
   REQUIRE(pod.name() == "p");
   REQUIRE(pod.namespace_() == "ns");
+  CHECK(pod.labels().empty());  // metadata.labels absent: an empty map
   REQUIRE(pod.spec->containers.at(0).image == "busybox");
   REQUIRE(pod.unknown_fields.find("futureTopLevel") != nullptr);
   REQUIRE(pod.metadata.unknown_fields.find("futureMeta") != nullptr);

@@ -27,6 +27,8 @@ template <class T>
 void decode_into(const boost::json::value& in, std::map<std::string, T>& out, const json_path& at);
 template <class T>
 void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& at);
+template <class T>
+void decode_into(const boost::json::value& in, heap_optional<T>& out, const json_path& at);
 
 template <class T>
 void encode_from(const T& in, boost::json::value& out);
@@ -85,6 +87,15 @@ void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& a
 }
 
 template <class T>
+void decode_into(const boost::json::value& in, heap_optional<T>& out, const json_path& at) {
+  if (in.is_null()) {
+    out.reset();
+    return;
+  }
+  decode_into(in, out.emplace(), at);
+}
+
+template <class T>
 void encode_from(const T& in, boost::json::value& out) {
   encode(in, out);
 }
@@ -115,6 +126,11 @@ void encode_from(const boxed<T>& in, boost::json::value& out) {
 /// Writes `name: value` into `o` for a present optional.
 template <class T>
 void put(boost::json::object& o, std::string_view name, const std::optional<T>& v) {
+  if (v) encode_from(*v, o[name]);
+}
+/// Writes `name: value` into `o` for a present heap_optional.
+template <class T>
+void put(boost::json::object& o, std::string_view name, const heap_optional<T>& v) {
   if (v) encode_from(*v, o[name]);
 }
 /// Writes `name: value` into `o` (required fields are always written).

@@ -138,26 +138,32 @@ private:
 };
 
 /// Any JSON value (runtime.RawExtension, FieldsV1, apiextensions JSON, CRD
-/// fields with x-kubernetes-preserve-unknown-fields). Copies share one
-/// immutable value; set() replaces it.
+/// fields with x-kubernetes-preserve-unknown-fields). Kept as its compact
+/// JSON text, as Go keeps RawExtension and FieldsV1 as bytes: far smaller in
+/// a cache than a parsed tree (managedFields alone are often half an
+/// object). value() parses on each call; dump() is free. Copies share the
+/// immutable text.
 class raw_json {
 public:
   raw_json() = default;
   explicit raw_json(const boost::json::value& v);
-  explicit raw_json(boost::json::value&& v);
 
-  /// The value; a JSON null when empty.
-  [[nodiscard]] const boost::json::value& value() const noexcept;
+  /// The value, parsed from the text; a JSON null when empty.
+  [[nodiscard]] boost::json::value value() const;
   [[nodiscard]] bool is_null() const noexcept;
-  void set(boost::json::value v);
-  /// Parses `json`; throws std::invalid_argument if it is not JSON.
+  void set(const boost::json::value& v);
+  /// Parses `json` (to check it) and keeps it compact; throws
+  /// std::invalid_argument if it is not JSON.
   [[nodiscard]] static raw_json parse(std::string_view json);
+  /// The compact JSON text ("null" when empty).
   [[nodiscard]] std::string dump() const;
+  /// The compact JSON text, without a copy; empty when empty.
+  [[nodiscard]] std::string_view text() const noexcept { return t_ ? std::string_view(*t_) : std::string_view(); }
 
-  friend bool operator==(const raw_json& a, const raw_json& b) noexcept;
+  friend bool operator==(const raw_json& a, const raw_json& b);
 
 private:
-  std::shared_ptr<const boost::json::value> v_;
+  std::shared_ptr<const std::string> t_;
 };
 
 /// The JSON members of an object that its C++ struct has no field for.
@@ -181,6 +187,70 @@ public:
 
 private:
   std::shared_ptr<boost::json::object> o_;  // never mutated once shared
+};
+
+/// An optional value kept on the heap: std::optional's interface (emplace,
+/// reset, has_value, operator bool, *, ->, value, = T, == nullopt), pointer
+/// size when empty. Generated types use it for optional object fields, as Go
+/// uses pointers for them: most of those fields are absent in real objects,
+/// and an inline std::optional would reserve their full size anyway (a Pod
+/// would weigh tens of kilobytes). Copying copies the value. T may be
+/// incomplete where the field is declared (recursive types).
+template <class T>
+class heap_optional {
+public:
+  using value_type = T;
+  heap_optional() noexcept = default;
+  heap_optional(std::nullopt_t) noexcept {}  // NOLINT(google-explicit-constructor)
+  heap_optional(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
+  heap_optional(const heap_optional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  heap_optional(heap_optional&&) noexcept = default;
+  heap_optional& operator=(const heap_optional& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  heap_optional& operator=(heap_optional&&) noexcept = default;
+  heap_optional& operator=(std::nullopt_t) noexcept {
+    p_.reset();
+    return *this;
+  }
+  heap_optional& operator=(T v) {
+    if (p_) {
+      *p_ = std::move(v);
+    } else {
+      p_ = std::make_unique<T>(std::move(v));
+    }
+    return *this;
+  }
+  ~heap_optional() = default;
+
+  template <class... Args>
+  T& emplace(Args&&... args) {
+    p_ = std::make_unique<T>(std::forward<Args>(args)...);
+    return *p_;
+  }
+  void reset() noexcept { p_.reset(); }
+  [[nodiscard]] bool has_value() const noexcept { return p_ != nullptr; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+  T& operator*() noexcept { return *p_; }
+  const T& operator*() const noexcept { return *p_; }
+  T* operator->() noexcept { return p_.get(); }
+  const T* operator->() const noexcept { return p_.get(); }
+  /// Throws std::bad_optional_access when empty.
+  T& value() {
+    if (!p_) throw std::bad_optional_access();
+    return *p_;
+  }
+  const T& value() const {
+    if (!p_) throw std::bad_optional_access();
+    return *p_;
+  }
+
+  friend bool operator==(const heap_optional& a, std::nullopt_t) noexcept { return !a.p_; }
+
+private:
+  std::unique_ptr<T> p_;
 };
 
 /// A heap-allocated value with value semantics, for recursive types
