@@ -190,4 +190,17 @@ void spawn_op(const std::shared_ptr<client_impl>& impl, Body body, completion<T>
 }
 
 
+/// The error code an exception from a spawned coroutine carries: a
+/// system_error's code, state_not_recoverable for anything else.
+inline error_code error_of(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    return se.code();
+  } catch (...) {
+    return make_error_code(boost::system::errc::state_not_recoverable);
+  }
+}
+
 } // namespace kube::detail

@@ -227,20 +227,6 @@ void event_correlator::update_state(const std::string& key, const std::string& n
 // ---- the recorder ---------------------------------------------------------------
 
 namespace detail {
-namespace {
-
-error_code error_of(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    return se.code();
-  } catch (...) {
-    return make_error_code(boost::system::errc::state_not_recoverable);
-  }
-}
-
-} // namespace
 
 class event_recorder_impl : public std::enable_shared_from_this<event_recorder_impl> {
 public:

@@ -184,16 +184,6 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-error_code error_of(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    return se.code();
-  } catch (...) {
-    return make_error_code(boost::system::errc::state_not_recoverable);
-  }
-}
 
 } // namespace
 

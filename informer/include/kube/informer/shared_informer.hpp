@@ -167,7 +167,11 @@ public:
   }
   std::shared_ptr<handler_registration> add_handler(event_handler<T> h, std::chrono::milliseconds resync) {
     auto reg = std::make_shared<handler_registration>(next_id_.fetch_add(1), synced_);
-    boost::asio::post(strand_, [this, reg, h = std::move(h), resync]() mutable { do_add(reg, std::move(h), resync); });
+    boost::asio::post(strand_, [this, alive = std::weak_ptr<const bool>(alive_), reg, h = std::move(h), resync]() mutable {
+      if (!alive.expired()) {
+        do_add(reg, std::move(h), resync);
+      }
+    });
     return reg;
   }
   /// Removes a handler (any thread); no notification reaches it once the
@@ -176,7 +180,12 @@ public:
     if (!reg) {
       return;
     }
-    boost::asio::post(strand_, [this, id = reg->id()] {
+    // `alive_` guards the common case of removing a handler and then
+    // destroying the informer before the strand runs this.
+    boost::asio::post(strand_, [this, alive = std::weak_ptr<const bool>(alive_), id = reg->id()] {
+      if (alive.expired()) {
+        return;
+      }
       std::erase_if(listeners_, [id](const std::shared_ptr<listener>& l) { return l->reg->id() == id; });
     });
   }
@@ -399,6 +408,7 @@ private:
     }
   }
 
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see remove_handler
   executor_type strand_;
   informer_options<T> o_;
   std::shared_ptr<indexer<T>> cache_;
