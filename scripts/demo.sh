@@ -40,4 +40,31 @@ kubectl -n demo create configmap added-later --from-literal=level=9 >/dev/null
 kubectl -n demo patch configmap settings-1 -p '{"data":{"level":"10"}}' >/dev/null
 kubectl -n demo delete configmap settings-2 >/dev/null
 wait $watcher
+
+echo "== sample-controller: informers + workqueue + reconcile, Foo (a CRD) -> a Deployment it owns"
+kubectl apply -f "$root/samples/sample-controller/crd.yaml" >/dev/null
+kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
+"$build/samples/sample-controller/sample-controller" -n demo > >(sed -u 's/^/   [controller] /') 2>&1 &
+controller=$!
+step() { echo "-- $*"; sleep 2; }
+kubectl -n demo apply -f - >/dev/null <<'YAML'
+apiVersion: samplecontroller.k8s.io/v1alpha1
+kind: Foo
+metadata: {name: example-foo}
+spec: {deploymentName: example-foo, replicas: 1}
+YAML
+step "created Foo example-foo (replicas 1)"
+kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,OWNER:.metadata.ownerReferences[0].kind
+kubectl -n demo patch foo example-foo --type merge -p '{"spec":{"replicas":3}}' >/dev/null
+step "scaled Foo example-foo to 3"
+kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas
+kubectl -n demo delete deployment example-foo >/dev/null
+step "deleted the Deployment behind the controller's back"
+kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,CREATED:.metadata.creationTimestamp
+kubectl -n demo get events --field-selector involvedObject.kind=Foo -o custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message
+kubectl -n demo delete foo example-foo --wait=true --timeout=30s >/dev/null
+step "deleted Foo example-foo: its finalizer removed the Deployment"
+kubectl -n demo get deployments 2>&1 | sed 's/^/   /'
+kill -TERM $controller
+wait $controller && echo "-- the controller stopped cleanly (SIGTERM)"
 echo "== done; stopping the cluster"

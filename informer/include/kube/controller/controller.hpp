@@ -1,0 +1,309 @@
+#pragma once
+
+// kube::controller::controller<T>: a reconcile loop for the primary type T
+// over informers and a rate-limited workqueue (client-go's sample-controller
+// pattern, controller-runtime's builder, kube-rs's Controller).
+//
+//   informer_factory factory(client, {.namespace_name = "demo"});
+//   controller_options o;
+//   o.name = "foo-controller";
+//   o.workers = 2;
+//   controller<Foo> ctrl(factory, o);
+//   ctrl.owns<k8s::apps::v1::Deployment>();            // Deployment events -> its controller Foo
+//   ctrl.watches<ConfigMap>([](const ConfigMap& cm) {  // any other type: object -> keys
+//     return std::vector<std::string>{...};
+//   });
+//   co_spawn(io, factory.async_run(...));              // the informers (as client-go: factory.Start)
+//   ctrl.async_run([&](reconcile_request<Foo> req) -> awaitable<reconcile_result> {
+//     if (req.gone()) co_return reconcile_result::done();
+//     ...
+//     co_return reconcile_result::requeue_after(5min);
+//   }, token);
+//
+// What is enqueued (keys "namespace/name"):
+//   - the primary T: its own key on add, update (including resyncs) and delete;
+//   - owned types U (owns<U>()): the key of the object's controller owner of
+//     type T (ownerReferences with controller=true, kind and group of T; see
+//     owner.hpp); on update both the old and the new owner;
+//   - watched types U (watches<U>(map)): every key map(obj) returns, for add,
+//     update (old and new object) and delete (the last known state); keys
+//     that are not "namespace/name" or "name" are dropped.
+// The reconcile receives the key and the primary object from the cache
+// (null when gone). The rest — results, backoff, one reconcile per key at a
+// time, graceful shutdown — is the work_loop's (work_loop.hpp).
+//
+// async_run first waits until every informer this controller uses has
+// synced and its handlers have seen the initial list, so the first
+// reconcile sees complete caches. It does not run the informers: run the
+// factory (or the informers you passed) next to it, and stop the controller
+// before (or with) the informers. Register owns/watches before async_run.
+//
+// Threads: handlers run on the informers' strands and only enqueue (any
+// thread); reconciles run on the controller's strand (see work_loop). The
+// controller must outlive its async_run; its handlers stay with the
+// informers and do nothing once it is gone.
+
+#include <kube/controller/owner.hpp>
+#include <kube/controller/reconcile.hpp>
+#include <kube/controller/work_loop.hpp>
+#include <kube/informer/informer_factory.hpp>
+#include <kube/informer/key_func.hpp>
+#include <kube/informer/lister.hpp>
+#include <kube/informer/shared_informer.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <initializer_list>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kube::controller {
+
+/// Options of controller<T>: the work loop's (name, workers, rate limiter,
+/// queue clock/metrics, on_reconciled hook) plus the owner type used by
+/// owns<U>() when T is not a resource type (e.g. kube::unstructured).
+struct controller_options : work_loop_options {
+  std::optional<owner_type> owner = std::nullopt;
+};
+
+template <class T>
+class controller {
+public:
+  using object_ptr = std::shared_ptr<const T>;
+  using reconcile_fn = std::function<boost::asio::awaitable<reconcile_result>(reconcile_request<T>)>;
+
+  /// Primary informer from the factory (factory.for_type<T>()); owns<U>() and
+  /// watches<U>(map) take their informers from the same factory. The factory
+  /// must outlive the controller.
+  controller(informer::informer_factory& factory, controller_options options = {})
+    requires resource<T>
+      : controller(factory.get_client().get_executor(), factory.for_type<T>(), std::move(options)) {
+    factory_ = &factory;
+  }
+
+  /// Any informer of T (e.g. over the dynamic client or a scripted fake).
+  controller(const boost::asio::any_io_executor& ex, std::shared_ptr<informer::shared_index_informer<T>> primary,
+             controller_options options = {})
+      : primary_(std::move(primary)), owner_(options.owner), loop_(std::make_shared<work_loop>(ex, options)) {
+    if (!primary_) {
+      throw std::invalid_argument("kube::controller::controller: the primary informer is null");
+    }
+    if constexpr (resource<T>) {
+      if (!owner_) {
+        owner_ = owner_type_of<T>();
+      }
+    }
+    event_handler_for_primary();
+  }
+
+  controller(const controller&) = delete;
+  controller& operator=(const controller&) = delete;
+  /// The handlers stay registered with the informers but hold only a
+  /// weak reference to the work loop: after the controller is gone they do
+  /// nothing. (They are not removed: the informer's remove_handler posts
+  /// work that must not outlive the informer, which the factory may destroy
+  /// right after the controller.)
+  ~controller() = default;
+
+  /// Events on U enqueue U's controller owner of type T. From the factory.
+  template <class U>
+    requires resource<U>
+  controller& owns() {
+    return owns<U>(require_factory().template for_type<U>());
+  }
+
+  /// The same over a given informer of U.
+  template <class U>
+  controller& owns(std::shared_ptr<informer::shared_index_informer<U>> inf) {
+    if (!owner_) {
+      throw std::logic_error("kube::controller::controller::owns: set controller_options::owner for this type");
+    }
+    const owner_type owner = *owner_;
+    return watches<U>(std::move(inf), [owner](const U& obj) {
+      std::vector<std::string> keys;
+      if (auto k = controller_owner_key(obj, owner)) {
+        keys.push_back(std::move(*k));
+      }
+      return keys;
+    });
+  }
+
+  /// Events on U enqueue the keys `map(const U&)` returns (a container of
+  /// strings). From the factory.
+  template <class U, class Map>
+    requires resource<U>
+  controller& watches(Map map) {
+    return watches<U>(require_factory().template for_type<U>(), std::move(map));
+  }
+
+  /// The same over a given informer of U.
+  template <class U, class Map>
+  controller& watches(std::shared_ptr<informer::shared_index_informer<U>> inf, Map map) {
+    if (!inf) {
+      throw std::invalid_argument("kube::controller::controller::watches: the informer is null");
+    }
+    // Maps objects to keys and enqueues each distinct valid key once.
+    auto enqueue_mapped = [wl = std::weak_ptr<work_loop>(loop_),
+                           map = std::move(map)](std::initializer_list<const std::shared_ptr<const U>*> objs) {
+      auto loop = wl.lock();
+      if (!loop) {
+        return;  // the controller is gone
+      }
+      std::vector<std::string> keys;
+      for (const auto* obj : objs) {
+        if (!*obj) {
+          continue;
+        }
+        for (const auto& k : map(**obj)) {
+          std::string key(k);
+          // A key that cannot name an object is dropped; duplicates once.
+          if (parse_key(key) && std::find(keys.begin(), keys.end(), key) == keys.end()) {
+            keys.push_back(std::move(key));
+          }
+        }
+      }
+      for (const auto& k : keys) {
+        loop->enqueue(k);
+      }
+    };
+    informer::event_handler<U> h;
+    h.on_add = [enqueue_mapped](const std::shared_ptr<const U>& o, bool) { enqueue_mapped({&o}); };
+    h.on_update = [enqueue_mapped](const std::shared_ptr<const U>& a, const std::shared_ptr<const U>& b) {
+      enqueue_mapped({&a, &b});  // the old and the new owner (once if the same)
+    };
+    h.on_delete = [enqueue_mapped](const informer::deleted_object<U>& d) { enqueue_mapped({&informer::object_of(d)}); };
+    track(inf, std::move(h));
+    return *this;
+  }
+
+  /// Queues a key of T by hand (any thread). std::invalid_argument for a
+  /// key that is not "namespace/name" or "name".
+  void enqueue(const std::string& key) {
+    if (!parse_key(key)) {
+      throw std::invalid_argument("kube::controller::controller::enqueue: malformed key \"" + key +
+                                  "\" (want namespace/name or name)");
+    }
+    loop_->enqueue(key);
+  }
+
+  /// Runs until cancelled; completion void(error_code): operation_aborted
+  /// after a graceful stop (see work_loop).
+  template <class Token>
+  auto async_run(reconcile_fn reconcile, Token&& token) {
+    if (!reconcile) {
+      throw std::invalid_argument("kube::controller::controller::async_run: reconcile is empty");
+    }
+    auto wrapped = [this, r = std::move(reconcile)](const std::string& key) -> boost::asio::awaitable<reconcile_result> {
+      reconcile_request<T> req;
+      req.key = key;
+      if (auto k = parse_key(key)) {
+        req.namespace_ = std::move(k->namespace_);
+        req.name = std::move(k->name);
+      } else {
+        // Not reachable through enqueue() or the handlers (they check);
+        // reported as an error if it happens anyway.
+        co_return reconcile_result::failed(make_error_code(boost::system::errc::invalid_argument),
+                                           "malformed key \"" + key + "\" (want namespace/name or name)");
+      }
+      req.object = primary_->cache()->get_by_key(key);
+      // The request is passed outside the co_await expression (g++ 12 and
+      // class temporaries inside co_await: see docs/guides/client.md).
+      auto op = r(std::move(req));
+      co_return co_await std::move(op);
+    };
+    return loop_->async_run(std::move(wrapped), [this] { return wait_synced(); }, std::forward<Token>(token));
+  }
+
+  /// The primary informer and a lister over its cache (any thread).
+  [[nodiscard]] const std::shared_ptr<informer::shared_index_informer<T>>& primary() const noexcept { return primary_; }
+  [[nodiscard]] informer::lister<T> primary_lister(informer::labels_func<T> labels = {}) const {
+    return primary_->make_lister(std::move(labels));
+  }
+  [[nodiscard]] work_loop& loop() noexcept { return *loop_; }
+  [[nodiscard]] const work_loop& loop() const noexcept { return *loop_; }
+  [[nodiscard]] work_loop_stats stats() const noexcept { return loop_->stats(); }
+
+private:
+  struct tracked {
+    std::function<boost::asio::awaitable<void>()> wait_informer;
+    std::function<bool()> handler_synced;
+  };
+
+  informer::informer_factory& require_factory() const {
+    if (factory_ == nullptr) {
+      throw std::logic_error(
+          "kube::controller::controller: owns<U>()/watches<U>(map) without an informer need the factory constructor");
+    }
+    return *factory_;
+  }
+
+  void event_handler_for_primary() {
+    informer::event_handler<T> h;
+    auto key_of = informer::default_key_func<T>();
+    static_assert(informer::has_object_meta<T>, "the primary type needs namespace_() and name()");
+    const std::weak_ptr<work_loop> wl = loop_;  // the handlers may outlive the controller
+    h.on_add = [wl, key_of](const object_ptr& o, bool) {
+      if (auto l = wl.lock()) l->enqueue(key_of(*o));
+    };
+    h.on_update = [wl, key_of](const object_ptr&, const object_ptr& o) {
+      if (auto l = wl.lock()) l->enqueue(key_of(*o));
+    };
+    h.on_delete = [wl, key_of](const informer::deleted_object<T>& d) {
+      auto l = wl.lock();
+      if (!l) {
+        return;
+      }
+      if (const auto* t = std::get_if<informer::deleted_final_state_unknown<T>>(&d)) {
+        l->enqueue(t->key);
+      } else if (const auto& o = std::get<object_ptr>(d)) {
+        l->enqueue(key_of(*o));
+      }
+    };
+    track(primary_, std::move(h));
+  }
+
+  template <class U>
+  void track(const std::shared_ptr<informer::shared_index_informer<U>>& inf, informer::event_handler<U> h) {
+    if (loop_->started()) {
+      throw std::logic_error("kube::controller::controller: register owns/watches before async_run");
+    }
+    auto reg = inf->add_handler(std::move(h));
+    tracked t;
+    t.wait_informer = [inf]() { return inf->async_wait_for_sync(boost::asio::use_awaitable); };
+    t.handler_synced = [reg]() { return reg->has_synced(); };
+    tracked_.push_back(std::move(t));
+  }
+
+  boost::asio::awaitable<void> wait_synced() {
+    for (auto& t : tracked_) {
+      co_await t.wait_informer();
+    }
+    // The handlers' replay of the cache follows the informer's sync on its
+    // strand; it is normally done already. Poll briefly if not.
+    boost::asio::steady_timer tick(co_await boost::asio::this_coro::executor);
+    for (auto& t : tracked_) {
+      while (!t.handler_synced()) {
+        tick.expires_after(std::chrono::milliseconds(5));
+        co_await tick.async_wait(boost::asio::use_awaitable);
+      }
+    }
+  }
+
+  std::shared_ptr<informer::shared_index_informer<T>> primary_;
+  std::optional<owner_type> owner_;
+  informer::informer_factory* factory_ = nullptr;
+  std::shared_ptr<work_loop> loop_;
+  std::vector<tracked> tracked_;
+};
+
+} // namespace kube::controller

@@ -1,0 +1,247 @@
+// controller<T> over informers fed by scripted fake lister_watchers (no
+// network): caches synced before the first reconcile, primary events,
+// owned-object events enqueue the controller owner, mapping functions,
+// "gone" for deleted objects. Generated types: ConfigMap primary, Secret
+// owned, Service watched through a mapping function.
+#include <kube/api/core/v1/config_map.hpp>
+#include <kube/api/core/v1/secret.hpp>
+#include <kube/api/core/v1/service.hpp>
+#include <kube/controller/controller.hpp>
+#include <kube/informer/fake_lister_watcher.hpp>
+#include <kube/workqueue/manual_clock.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace kc = kube::controller;
+namespace ki = kube::informer;
+using ConfigMap = k8s::core::v1::ConfigMap;
+using Secret = k8s::core::v1::Secret;
+using Service = k8s::core::v1::Service;
+using namespace std::chrono_literals;
+
+namespace {
+
+void settle(asio::io_context& io) {
+  io.restart();
+  io.poll();
+}
+
+template <class T>
+std::shared_ptr<const T> make(const std::string& ns, const std::string& name, const std::string& rv) {
+  T o;
+  o.metadata.namespace_ = ns;
+  o.metadata.name = name;
+  o.metadata.resource_version = rv;
+  o.metadata.uid = "uid-" + name;
+  return std::make_shared<const T>(std::move(o));
+}
+
+std::shared_ptr<const Secret> owned_secret(const std::string& name, const std::string& rv, const std::string& owner_kind,
+                                           const std::string& owner_name, bool controller) {
+  auto s = std::make_shared<Secret>(*make<Secret>("ns", name, rv));
+  k8s::meta::v1::OwnerReference ref;
+  ref.api_version = "v1";
+  ref.kind = owner_kind;
+  ref.name = owner_name;
+  ref.uid = "uid-" + owner_name;
+  ref.controller = controller;
+  s->metadata.owner_references.emplace().push_back(ref);
+  return s;
+}
+
+template <class T>
+struct source {
+  std::shared_ptr<ki::fake_lister_watcher<T>> lw = std::make_shared<ki::fake_lister_watcher<T>>();
+  std::shared_ptr<ki::shared_index_informer<T>> inf;
+  asio::cancellation_signal stop;
+  bool done = false;
+  source(asio::io_context& io, const std::shared_ptr<ki::manual_clock>& clk) {
+    ki::informer_options<T> o;
+    o.reflector.clk = clk;
+    o.reflector.random = [] { return 0.5; };
+    inf = std::make_shared<ki::shared_index_informer<T>>(io.get_executor(), lw, std::move(o));
+  }
+  void run() {
+    inf->async_run(asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code) { done = true; }));
+  }
+  // The first list, then a watch that stays open for pushed events.
+  void sync(std::vector<std::shared_ptr<const T>> items) {
+    lw->push_list(std::move(items), "10");
+    lw->push_watch(std::vector<ki::event<T>>{});
+  }
+  void push(ki::event<T> ev) { lw->stream(lw->streams_opened() - 1)->push(std::move(ev)); }
+};
+
+struct rig {
+  asio::io_context io;
+  std::shared_ptr<ki::manual_clock> iclk = std::make_shared<ki::manual_clock>();
+  kube::workqueue::manual_clock qclk;
+  source<ConfigMap> cms{io, iclk};
+  source<Secret> secrets{io, iclk};
+  source<Service> services{io, iclk};
+  std::unique_ptr<kc::controller<ConfigMap>> ctrl;
+  // What each reconcile saw: key, and whether the object was in the cache.
+  std::vector<std::string> seen;
+  asio::cancellation_signal stop;
+  bool done = false;
+  kube::error_code run_ec;
+
+  rig() {
+    kc::controller_options o;
+    o.name = "cm-controller";
+    o.workers = 2;
+    o.queue.time_source = &qclk;
+    ctrl = std::make_unique<kc::controller<ConfigMap>>(io.get_executor(), cms.inf, o);
+    ctrl->owns<Secret>(secrets.inf);
+    // A Service "svc-X" maps to the ConfigMap "X" of its namespace, plus a
+    // malformed key that must be dropped.
+    ctrl->watches<Service>(services.inf, [](const Service& s) {
+      std::vector<std::string> keys{"a/b/c"};
+      const std::string n(s.name());
+      if (n.starts_with("svc-")) keys.push_back(std::string(s.namespace_()) + "/" + n.substr(4));
+      return keys;
+    });
+  }
+  void start() {
+    cms.run();
+    secrets.run();
+    services.run();
+    ctrl->async_run(
+        [this](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
+          seen.push_back(req.key + (req.gone() ? " gone" : " rv=" + std::string(req.object->resource_version())));
+          CHECK(req.namespace_ + "/" + req.name == req.key);
+          co_return kc::reconcile_result::done();
+        },
+        asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) {
+          run_ec = ec;
+          done = true;
+        }));
+    settle(io);
+  }
+  void poll() { settle(io); }
+  bool saw(const std::string& s) const { return std::find(seen.begin(), seen.end(), s) != seen.end(); }
+  ~rig() {
+    stop.emit(asio::cancellation_type::terminal);
+    settle(io);
+    CHECK(done);
+    CHECK(run_ec == asio::error::operation_aborted);
+    cms.stop.emit(asio::cancellation_type::terminal);
+    secrets.stop.emit(asio::cancellation_type::terminal);
+    services.stop.emit(asio::cancellation_type::terminal);
+    settle(io);
+  }
+};
+
+} // namespace
+
+TEST_CASE("controller: no reconcile until every informer has synced - then the initial list",
+          "[controller]") {
+  rig t;
+  t.start();
+  t.cms.sync({make<ConfigMap>("ns", "a", "1"), make<ConfigMap>("ns", "b", "2")});
+  t.secrets.sync({});
+  t.poll();
+  CHECK(t.seen.empty());  // the Services informer has not listed yet
+  CHECK_FALSE(t.ctrl->loop().started());
+  t.services.sync({});
+  t.poll();
+  CHECK(t.ctrl->loop().started());
+  REQUIRE(t.seen.size() == 2);
+  CHECK(t.saw("ns/a rv=1"));
+  CHECK(t.saw("ns/b rv=2"));
+}
+
+TEST_CASE("controller: primary updates and deletes - a deleted object is reconciled as gone", "[controller]") {
+  rig t;
+  t.start();
+  t.cms.sync({make<ConfigMap>("ns", "a", "1")});
+  t.secrets.sync({});
+  t.services.sync({});
+  t.poll();
+  REQUIRE(t.seen.size() == 1);
+  t.cms.push(ki::fake_lister_watcher<ConfigMap>::modified(make<ConfigMap>("ns", "a", "5")));
+  t.poll();
+  REQUIRE(t.seen.size() == 2);
+  CHECK(t.seen[1] == "ns/a rv=5");
+  t.cms.push(ki::fake_lister_watcher<ConfigMap>::deleted(make<ConfigMap>("ns", "a", "6")));
+  t.poll();
+  REQUIRE(t.seen.size() == 3);
+  CHECK(t.seen[2] == "ns/a gone");
+}
+
+TEST_CASE("controller: owned objects enqueue their controller owner only", "[controller]") {
+  rig t;
+  t.start();
+  t.cms.sync({make<ConfigMap>("ns", "owner", "1")});
+  t.secrets.sync({});
+  t.services.sync({});
+  t.poll();
+  t.seen.clear();
+  using fs = ki::fake_lister_watcher<Secret>;
+  // Controller reference to our kind: the owner is reconciled.
+  t.secrets.push(fs::added(owned_secret("s1", "2", "ConfigMap", "owner", true)));
+  t.poll();
+  CHECK(t.seen == std::vector<std::string>{"ns/owner rv=1"});
+  // Not a controller reference, or another kind: nothing.
+  t.secrets.push(fs::added(owned_secret("s2", "3", "ConfigMap", "owner", false)));
+  t.secrets.push(fs::added(owned_secret("s3", "4", "Deployment", "owner", true)));
+  t.poll();
+  CHECK(t.seen.size() == 1);
+  // Update and delete of the owned object enqueue the owner too; an owner
+  // that is not in the cache is reconciled as gone.
+  t.secrets.push(fs::modified(owned_secret("s1", "5", "ConfigMap", "owner", true)));
+  t.poll();
+  CHECK(t.seen.size() == 2);
+  t.secrets.push(fs::deleted(owned_secret("s1", "6", "ConfigMap", "owner", true)));
+  t.poll();
+  REQUIRE(t.seen.size() == 3);
+  CHECK(t.seen.back() == "ns/owner rv=1");
+  t.secrets.push(fs::added(owned_secret("s4", "7", "ConfigMap", "nobody", true)));
+  t.poll();
+  REQUIRE(t.seen.size() == 4);
+  CHECK(t.seen.back() == "ns/nobody gone");
+}
+
+TEST_CASE("controller: watched objects enqueue what the mapping function returns", "[controller]") {
+  rig t;
+  t.start();
+  t.cms.sync({make<ConfigMap>("ns", "web", "1")});
+  t.secrets.sync({});
+  t.services.sync({make<Service>("ns", "svc-web", "1")});
+  t.poll();
+  // The initial list of services mapped to ns/web too: one reconcile (the
+  // queue stores a key once) or two, never a malformed key.
+  for (const auto& s : t.seen) CHECK(s == "ns/web rv=1");
+  t.seen.clear();
+  t.services.push(ki::fake_lister_watcher<Service>::added(make<Service>("ns", "svc-db", "2")));
+  t.poll();
+  CHECK(t.seen == std::vector<std::string>{"ns/db gone"});
+  t.services.push(ki::fake_lister_watcher<Service>::added(make<Service>("ns", "other", "3")));
+  t.poll();
+  CHECK(t.seen.size() == 1);  // mapped only to the malformed key: dropped
+  CHECK(t.ctrl->stats().failed == 0);
+}
+
+TEST_CASE("controller: enqueue checks the key - registering after start is refused", "[controller]") {
+  rig t;
+  CHECK_THROWS_AS(t.ctrl->enqueue("a/b/c"), std::invalid_argument);
+  CHECK_THROWS_AS(t.ctrl->enqueue(""), std::invalid_argument);
+  t.start();
+  t.cms.sync({});
+  t.secrets.sync({});
+  t.services.sync({});
+  t.poll();
+  t.ctrl->enqueue("ns/by-hand");
+  t.poll();
+  CHECK(t.seen == std::vector<std::string>{"ns/by-hand gone"});
+  // Registering after start is refused.
+  CHECK_THROWS_AS(t.ctrl->owns<Secret>(t.secrets.inf), std::logic_error);
+}
