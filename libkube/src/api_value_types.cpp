@@ -15,18 +15,11 @@ namespace kube {
 
 // ---- int_or_string ---------------------------------------------------------
 
-const std::string& int_or_string::string_value() const noexcept {
-  static const std::string empty;
-  return is_string() ? std::get<1>(v_) : empty;
-}
-
-std::string int_or_string::to_string() const {
-  return is_int() ? std::to_string(std::get<0>(v_)) : std::get<1>(v_);
-}
+std::string int_or_string::to_string() const { return is_string_ ? s_ : std::to_string(i_); }
 
 std::optional<std::int64_t> int_or_string::scaled_value(std::int64_t total, bool round_up) const {
-  if (is_int()) return std::get<0>(v_);
-  const auto& s = std::get<1>(v_);
+  if (is_int()) return i_;
+  const auto& s = s_;
   if (s.size() < 2 || s.back() != '%') return std::nullopt;
   std::int64_t pct = 0;
   for (std::size_t i = 0; i + 1 < s.size(); ++i) {

@@ -32,17 +32,17 @@ namespace kube {
 class int_or_string {
 public:
   int_or_string() = default;
-  int_or_string(std::int64_t i) : v_(i) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(int i) : v_(std::int64_t{i}) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(std::string s) : v_(std::move(s)) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(const char* s) : v_(std::string(s)) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(std::int64_t i) : i_(i) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(int i) : i_(i) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(std::string s) : s_(std::move(s)), is_string_(true) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(const char* s) : s_(s), is_string_(true) {}  // NOLINT(google-explicit-constructor)
 
-  [[nodiscard]] bool is_int() const noexcept { return v_.index() == 0; }
-  [[nodiscard]] bool is_string() const noexcept { return v_.index() == 1; }
+  [[nodiscard]] bool is_int() const noexcept { return !is_string_; }
+  [[nodiscard]] bool is_string() const noexcept { return is_string_; }
   /// The integer; 0 when this holds a string.
-  [[nodiscard]] std::int64_t int_value() const noexcept { return is_int() ? std::get<0>(v_) : 0; }
+  [[nodiscard]] std::int64_t int_value() const noexcept { return is_string_ ? 0 : i_; }
   /// The string; empty when this holds an integer.
-  [[nodiscard]] const std::string& string_value() const noexcept;
+  [[nodiscard]] const std::string& string_value() const noexcept { return s_; }
   /// "8080" or the string itself ("http", "25%").
   [[nodiscard]] std::string to_string() const;
 
@@ -50,10 +50,16 @@ public:
   /// `total` rounded up or down; nullopt for any other string.
   [[nodiscard]] std::optional<std::int64_t> scaled_value(std::int64_t total, bool round_up) const;
 
-  friend bool operator==(const int_or_string&, const int_or_string&) = default;
+  friend bool operator==(const int_or_string& a, const int_or_string& b) noexcept {
+    return a.is_string_ == b.is_string_ && (a.is_string_ ? a.s_ == b.s_ : a.i_ == b.i_);
+  }
 
 private:
-  std::variant<std::int64_t, std::string> v_{std::int64_t{0}};
+  // Two plain members rather than a std::variant: g++ 12 reports false
+  // "maybe uninitialized" warnings on variant<int64_t, string> assignment.
+  std::int64_t i_ = 0;
+  std::string s_;
+  bool is_string_ = false;
 };
 
 /// A resource quantity (resource.Quantity), e.g. "100m", "1.5Gi", "1e3".
