@@ -161,7 +161,15 @@ void encode(const std::string& in, json::value& out) { out = json::string(in); }
 void encode(bool in, json::value& out) { out = in; }
 void encode(std::int32_t in, json::value& out) { out = static_cast<std::int64_t>(in); }
 void encode(std::int64_t in, json::value& out) { out = in; }
-void encode(double in, json::value& out) { out = in; }
+// Go's encoding/json writes an integral float64 below 1e21 without a
+// fraction or exponent ("minimum": 0); so do we, so that values round-trip.
+void encode(double in, json::value& out) {
+  if (std::trunc(in) == in && std::fabs(in) < 1e15) {
+    out = static_cast<std::int64_t>(in);
+  } else {
+    out = in;
+  }
+}
 void encode(const int_or_string& in, json::value& out) {
   if (in.is_int()) {
     out = in.int_value();
