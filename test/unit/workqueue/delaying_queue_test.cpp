@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,25 +48,71 @@ using strings = std::vector<std::string>;
 
 }  // namespace
 
+namespace {
+
+// What delay_heap needs of a node (the queue's nodes have more).
+struct test_node {
+  std::string item;
+  wq::clock::time_point ready_at{};
+  std::uint64_t seq = 0;
+  std::uint32_t heap_refs = 0;
+  std::uint8_t state = 0;
+};
+constexpr std::uint8_t waiting_bit = 4;
+
+}  // namespace
+
 TEST_CASE("delay_heap: earliest first, ties in insertion order, earlier time wins", "[workqueue][delay]") {
   wq::manual_clock clk;
   const auto t0 = clk.now();
-  wq::detail::delay_heap<std::string> h;
-  CHECK(h.push("late", t0 + 30ms));
-  CHECK(h.push("tie1", t0 + 10ms));
-  CHECK(h.push("tie2", t0 + 10ms));
-  CHECK(h.push("late", t0 + 5ms));        // moves earlier
-  CHECK_FALSE(h.push("tie1", t0 + 20ms));  // later: ignored
+  test_node late{"late"}, tie1{"tie1"}, tie2{"tie2"};
+  wq::detail::delay_heap<test_node, waiting_bit> h;
+  strings unrefs;
+  auto unref = [&](test_node* n) { unrefs.push_back(n->item); };
+  CHECK(h.push(&late, t0 + 30ms));
+  CHECK(h.push(&tie1, t0 + 10ms));
+  CHECK(h.push(&tie2, t0 + 10ms));
+  CHECK(h.push(&late, t0 + 5ms));          // moves earlier
+  CHECK_FALSE(h.push(&tie1, t0 + 20ms));  // later: ignored
   CHECK(h.size() == 3);
-  CHECK(h.next_ready_at() == t0 + 5ms);
+  CHECK(late.heap_refs == 2);  // the current entry and the stale one
+  CHECK(h.next_ready_at(unref) == t0 + 5ms);
   strings out;
-  h.pop_ready(t0 + 4ms, [&](std::string&& s) { out.push_back(s); });
+  auto take = [&](test_node* n) {
+    CHECK((n->state & waiting_bit) == 0);  // no longer waiting when handed out
+    out.push_back(n->item);
+  };
+  h.pop_ready(t0 + 4ms, take, unref);
   CHECK(out.empty());
-  h.pop_ready(t0 + 10ms, [&](std::string&& s) { out.push_back(s); });
+  h.pop_ready(t0 + 10ms, take, unref);
   CHECK(out == strings{"late", "tie1", "tie2"});
   CHECK(h.empty());
-  h.pop_ready(t0 + 1h, [&](std::string&& s) { out.push_back(s); });  // stale entry of "late" skipped
+  CHECK(late.heap_refs == 0);  // its stale entry was dropped when it surfaced
+  h.pop_ready(t0 + 1h, take, unref);
   CHECK(out.size() == 3);
+  CHECK(tie1.heap_refs == 0);
+  CHECK(tie2.heap_refs == 0);
+  // Every entry that left the heap was reported: 3 handed out, 1 stale.
+  CHECK(unrefs.size() == 4);
+}
+
+TEST_CASE("delay_heap: clear drops every entry and unmarks the waiting nodes", "[workqueue][delay]") {
+  wq::manual_clock clk;
+  const auto t0 = clk.now();
+  test_node a{"a"}, b{"b"};
+  wq::detail::delay_heap<test_node, waiting_bit> h;
+  int unrefs = 0;
+  auto unref = [&](test_node*) { ++unrefs; };
+  h.push(&a, t0 + 10ms);
+  h.push(&a, t0 + 5ms);
+  h.push(&b, t0 + 1s);
+  h.clear(unref);
+  CHECK(h.empty());
+  CHECK(unrefs == 2);  // once per node, at its last entry (a has two)
+  CHECK(a.heap_refs == 0);
+  CHECK(b.heap_refs == 0);
+  CHECK(a.state == 0);
+  CHECK(b.state == 0);
 }
 
 TEST_CASE("delaying_queue: an item becomes ready exactly when its delay has passed", "[workqueue][delay]") {
@@ -256,18 +304,23 @@ TEST_CASE("delay_heap: many ready at once come out in time order, ties in call o
   // More ready items than the one-by-one limit, so the bulk path runs.
   wq::manual_clock clk;
   const auto t0 = clk.now();
-  wq::detail::delay_heap<std::string> h;
-  strings expected;
+  std::deque<test_node> nodes;  // stable addresses
+  for (int i = 0; i < 500; ++i) nodes.push_back(test_node{"k" + std::to_string(i)});
+  test_node late{"late"};
+  wq::detail::delay_heap<test_node, waiting_bit> h;
+  int unrefs = 0;
+  auto unref = [&](test_node*) { ++unrefs; };
   for (int i = 0; i < 500; ++i) {
     // times 499, 498, ... 0 ms: reverse of call order; every 10th shares a time with the next
     const int ms = 499 - i - (i % 10 == 1 ? 1 : 0);
-    h.push("k" + std::to_string(i), t0 + std::chrono::milliseconds(ms));
+    h.push(&nodes[static_cast<std::size_t>(i)], t0 + std::chrono::milliseconds(ms));
   }
-  h.push("k7", t0 - 1ms);               // moved earlier: its old entry becomes stale
-  h.push("late", t0 + 1000ms);          // not ready
+  h.push(&nodes[7], t0 - 1ms);    // moved earlier: its old entry becomes stale
+  h.push(&late, t0 + 1000ms);     // not ready
   CHECK(h.size() == 501);
   strings out;
-  h.pop_ready(t0 + 499ms, [&](std::string&& s) { out.push_back(std::move(s)); });
+  auto take = [&](test_node* n) { out.push_back(n->item); };
+  h.pop_ready(t0 + 499ms, take, unref);
   CHECK(out.size() == 500);
   CHECK(out.front() == "k7");
   // After k7, the rest in increasing time; equal times in call order.
@@ -281,12 +334,38 @@ TEST_CASE("delay_heap: many ready at once come out in time order, ties in call o
   std::sort(keyed.begin(), keyed.end());
   for (auto& [ms, i] : keyed) want.push_back("k" + std::to_string(i));
   CHECK(rest == want);
+  CHECK(unrefs == 501);  // 500 handed out and k7's stale entry
   CHECK(h.size() == 1);
-  CHECK(h.contains("late"));
-  CHECK(h.next_ready_at() == t0 + 1000ms);
-  h.pop_ready(t0 + 1000ms, [&](std::string&& s) { out.push_back(std::move(s)); });
+  CHECK((late.state & waiting_bit) != 0);
+  CHECK(h.next_ready_at(unref) == t0 + 1000ms);
+  h.pop_ready(t0 + 1000ms, take, unref);
   CHECK(out.back() == "late");
   CHECK(h.empty());
+  for (const test_node& n : nodes) CHECK(n.heap_refs == 0);
+}
+
+TEST_CASE("delaying_queue: shutdown releases many waiting items that each have a stale heap entry",
+          "[workqueue][delay]") {
+  // Each item is moved earlier once, so two heap entries point at its node.
+  // Shutdown drops them all; nodes are retired and freed in batches while
+  // that happens, so no entry may be looked at after its node's last one
+  // (ASan reports it: freed nodes are poisoned).
+  asio::io_context io;
+  wq::manual_clock clk;
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
+  asio::post(io, [&] {
+    for (int i = 0; i < 1000; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      q.add_after(key, 20ms);
+      q.add_after(key, 10ms);
+    }
+  });
+  settle(io);
+  CHECK(q.waiting_for_delay() == 1000);
+  q.shutdown();
+  settle(io);
+  CHECK(q.waiting_for_delay() == 0);
+  CHECK(q.len() == 0);
 }
 
 TEST_CASE("delaying_queue: items ready at once after a long handler come out in time order", "[workqueue][delay]") {

@@ -1,12 +1,10 @@
 #pragma once
 
-// Hashing shared by the queue's item index and the delay heap. Each item is
-// stored once, in a heap-allocated node that also caches its hash; the
-// indexes are flat sets of (node pointer, hash) looked up by (item, hash). So an
-// item is hashed once per add()/done() call, never again on rehash, and the
-// hash computed on a producer thread travels with the node.
-
-#include <boost/unordered/unordered_flat_set.hpp>
+// Hashing for the queue's item index. Each item is stored once, in a node
+// that also caches its hash; the index (flat_index) holds (hash, node
+// pointer) pairs. So an item is hashed once per add()/done() call, never
+// again on rehash, and the hash computed on a producer thread travels with
+// the node.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,15 +15,8 @@
 
 namespace kube::workqueue::detail {
 
-/// A lookup key: the item and its (mixed) hash.
-template <class T>
-struct key_ref {
-  const T* item;
-  std::size_t hash;
-};
-
-/// Spreads a user hash (std::hash of an integer is the identity) so the flat
-/// set can use it as is.
+/// Spreads a user hash (std::hash of an integer is the identity) so the
+/// index can use its low bits as is.
 inline std::size_t mix_hash(std::size_t h) noexcept {
   std::uint64_t x = h;
   x ^= x >> 32;
@@ -104,46 +95,21 @@ inline bool same_bytes(const std::string& a, const std::string& b) noexcept {
   return diff == 0;
 }
 
-/// An index entry: the node and its cached hash, side by side, so growing
-/// the index (rehashing) and rejecting a probe never touch the node.
-template <class Node>
-struct slot {
-  Node* n;
-  std::size_t hash;
-};
-
-/// Hasher/equality for `boost::unordered_flat_set<slot<Node>>` where Node
-/// has `item` and `hash`; transparent over key_ref<T>.
-template <class T, class Hash, class KeyEqual, class Node>
-struct node_traits {
-  using entry = slot<Node>;
-  struct hasher {
-    using is_transparent = void;
-    using is_avalanching = void;  // the cached hash is already mixed
-    std::size_t operator()(const entry& e) const noexcept { return e.hash; }
-    std::size_t operator()(const key_ref<T>& k) const noexcept { return k.hash; }
-  };
-  struct key_equal {
-    using is_transparent = void;
-    struct item_equal {
-      [[no_unique_address]] KeyEqual user{};
-      bool operator()(const T& a, const T& b) const {
-        if constexpr (own_string_hash<T, Hash, KeyEqual>) {
-          return same_bytes(a, b);
-        } else {
-          return user(a, b);
-        }
+/// Hashing and equality of items for the queue's index (flat_index): the
+/// queue's own byte hash and equality for plain std::string keys, the user's
+/// Hash/KeyEqual otherwise; the hash is mixed so its low bits pick a slot.
+template <class T, class Hash, class KeyEqual>
+struct item_traits {
+  struct item_equal {
+    [[no_unique_address]] KeyEqual user{};
+    bool operator()(const T& a, const T& b) const {
+      if constexpr (own_string_hash<T, Hash, KeyEqual>) {
+        return same_bytes(a, b);
+      } else {
+        return user(a, b);
       }
-    };
-    [[no_unique_address]] item_equal eq{};
-    bool operator()(const entry& a, const entry& b) const {
-      return a.n == b.n || (a.hash == b.hash && eq(a.n->item, b.n->item));
     }
-    bool operator()(const key_ref<T>& k, const entry& e) const { return k.hash == e.hash && eq(*k.item, e.n->item); }
-    bool operator()(const entry& e, const key_ref<T>& k) const { return e.hash == k.hash && eq(e.n->item, *k.item); }
   };
-  using set = boost::unordered_flat_set<entry, hasher, key_equal>;
-  static entry of(Node* n) noexcept { return entry{n, n->hash}; }
 
   static std::size_t hash(const T& item) {
     if constexpr (own_string_hash<T, Hash, KeyEqual>) {

@@ -9,7 +9,9 @@
 #include <kube/workqueue/clock.hpp>
 #include <kube/workqueue/detail/delay_heap.hpp>
 #include <kube/workqueue/detail/executor_probe.hpp>
+#include <kube/workqueue/detail/flat_index.hpp>
 #include <kube/workqueue/detail/hashed_key.hpp>
+#include <kube/workqueue/detail/node_pool.hpp>
 #include <kube/workqueue/error.hpp>
 #include <kube/workqueue/metrics.hpp>
 #include <kube/workqueue/queue_params.hpp>
@@ -25,12 +27,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/unordered/unordered_flat_map.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,9 +64,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   ~queue_impl() {
     for (node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
-      delete std::exchange(n, n->next);
+      free_node(std::exchange(n, n->next));
     }
-    for (const auto& e : index_) delete e.n;
+    for (node* n : pending_) free_node(n);
+    // Every node on the executor side is indexed (the delay heap only
+    // points at indexed nodes).
+    index_.for_each([](node* n) { free_node(n); });
   }
 
   /// After construction (needs shared_from_this): a manual clock wakes the
@@ -82,7 +91,14 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   [[nodiscard]] const asio::any_io_executor& executor() const noexcept { return ex_; }
   [[nodiscard]] const clock& time_source() const noexcept { return *clock_; }
   [[nodiscard]] bool shutting_down() const noexcept { return shutting_down_.load(std::memory_order_acquire); }
-  [[nodiscard]] std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
+  /// On the executor, adds still pending (see defer()) are applied first,
+  /// so the value is exact there.
+  [[nodiscard]] std::size_t len() const noexcept {
+    if (has_pending_.load(std::memory_order_relaxed) && on_executor()) {
+      const_cast<queue_impl*>(this)->flush_pending();
+    }
+    return len_.load(std::memory_order_relaxed);
+  }
 
   template <class U>
   void add(U&& item) {
@@ -128,12 +144,18 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   template <class U>
   void add_local(U&& item, std::size_t hash) {
     if (shut_) return;
-    auto it = index_.find(key_ref<T>{&item, hash});
-    if (it != index_.end()) {
-      mark_dirty(it->n);
+    if (new_streak_ >= defer_after) {
+      defer(std::forward<U>(item), hash, false, time_point{});
       return;
     }
-    insert_new(new node{T(std::forward<U>(item)), hash});
+    flush_pending();  // (nothing is pending outside a streak; kept for safety)
+    if (node* n = lookup(item, hash)) {
+      new_streak_ = 0;
+      mark_dirty(n);
+      return;
+    }
+    ++new_streak_;
+    insert_new(new_node(std::forward<U>(item), hash));
   }
 
   template <class U>
@@ -152,19 +174,26 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       return;
     }
     const std::size_t h = traits::hash(item);
-    if (heap_.push(std::forward<U>(item), now + d, h)) arm_timer();
+    if (new_streak_ >= defer_after) {
+      defer(std::forward<U>(item), h, true, now + d);
+      return;
+    }
+    flush_pending();
+    delay(std::forward<U>(item), now + d, h);
   }
 
   /// The front item if one is ready now (it is then held by the caller until
   /// done()); nullopt otherwise. Synchronous: no completion is involved.
   std::optional<T> try_get() {
-    if (fifo_head_ == nullptr) return std::nullopt;
+    flush_pending();
+    if (fifo_len_ == 0) return std::nullopt;
     return std::optional<T>(take_front());
   }
 
   template <class Handler>
   void initiate_get(Handler&& handler) {
-    if (fifo_head_ != nullptr) {
+    flush_pending();
+    if (fifo_len_ != 0) {
       T item = take_front();
       complete(std::forward<Handler>(handler), error_code{}, std::move(item));
       return;
@@ -180,29 +209,30 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   void done(const T& item) {
+    flush_pending();
     node* n = recently_taken(item);
     if (n == nullptr) {
-      auto it = index_.find(key_ref<T>{&item, traits::hash(item)});
-      if (it == index_.end()) return;
-      n = it->n;
+      n = lookup(item, traits::hash(item));
+      if (n == nullptr) return;
     }
     if ((n->state & st_processing) == 0) return;  // not held by a worker
     --processing_;
     metric_done(n->item);
+    n->state &= static_cast<std::uint8_t>(~st_processing);
     if ((n->state & st_dirty) != 0) {
-      n->state = st_dirty;
       make_ready(n);
     } else {
-      retire(n);
+      maybe_retire(n);
     }
     if (processing_ == 0 && drain_) finish_drain();
   }
 
-  [[nodiscard]] std::size_t processing() const noexcept { return processing_; }
+  [[nodiscard]] std::size_t processing() const noexcept { return processing_; }  // (pending adds do not change it)
   [[nodiscard]] std::size_t waiting_for_delay() const noexcept { return heap_.size(); }
 
   void update_unfinished_work() {
     if (!metrics_) return;
+    flush_pending();
     const time_point now = clock_->now();
     duration total{};
     duration longest{};
@@ -215,25 +245,53 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
  private:
-  // state 0 (idle): neither; the node stays indexed until the next purge and
-  // is revived in place if the item is added again before that.
-  enum : std::uint8_t { st_dirty = 1, st_processing = 2 };
+  // st_dirty: to be handed out (queued, or requeued at done());
+  // st_processing: held by a worker; st_waiting: waits in the delay heap
+  // (independent of the other two, as client-go's waiting set is separate
+  // from its queue). State 0 with no heap entry pointing here (idle): the
+  // node stays indexed until the next purge and is revived in place if the
+  // item is added again before that.
+  enum : std::uint8_t { st_dirty = 1, st_processing = 2, st_waiting = 4 };
+  static constexpr std::uint8_t st_active = st_dirty | st_processing;
 
-  // One node per item that is dirty (waiting or to be requeued at done())
-  // and/or being processed; the item is stored here only. A node is queued
-  // (linked from fifo_head_) exactly when its state is st_dirty alone.
-  // Before it reaches the executor, a node added from another thread sits on
-  // the remote stack (same `next` link) with its delay.
+  // One node per item that is dirty, being processed and/or waiting for a
+  // delay; the item is stored here only, and the one index finds it. A node
+  // is queued (in fifo_) exactly when it is dirty and not
+  // processing. Before it reaches the executor, a node added from another
+  // thread sits on the remote stack (same `next` link) with its ready time.
+  // Nodes made on the executor come from pool_ (home set); those made by
+  // other threads from new (home null).
   struct node {
     T item;
     std::size_t hash;
     node* next = nullptr;
+    time_point ready_at{};        // delay heap: current ready time; remote add_after: min() means now
+    std::uint64_t seq = 0;        // delay heap: sequence of the current entry
+    void* home = nullptr;         // pool slab, or null
+    std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
     std::uint8_t state = 0;
     bool idle_listed = false;     // on idle_
     bool delayed = false;         // remote add_after
-    time_point ready_at{};        // remote add_after: min() means now
   };
-  using traits = node_traits<T, Hash, KeyEqual, node>;
+  using traits = item_traits<T, Hash, KeyEqual>;
+  using pool_type = node_pool<node>;
+
+  node* lookup(const T& item, std::size_t hash) const {
+    return index_.find(hash, [&item](const node& n) { return typename traits::item_equal{}(n.item, item); });
+  }
+
+  template <class U>
+  node* new_node(U&& item, std::size_t hash) {
+    return pool_.create(T(std::forward<U>(item)), hash);
+  }
+
+  static void free_node(node* n) noexcept {
+    if (n->home != nullptr) {
+      pool_type::destroy(n);
+    } else {
+      delete n;
+    }
+  }
 
   struct waiter {
     get_handler handler;
@@ -298,53 +356,128 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   bool take_remote() {
+    flush_pending();  // adds made on the executor before these arrived come first
     node* n = remote_.exchange(nullptr, std::memory_order_acquire);
     if (n == nullptr) return false;
-    node* oldest = nullptr;  // the stack is newest-first: reverse it
-    while (n != nullptr) {
-      node* next = n->next;
-      n->next = oldest;
-      oldest = n;
-      n = next;
-    }
-    while (oldest != nullptr) {
-      node* r = std::exchange(oldest, oldest->next);
+    // The stack is newest-first: list it once, then apply it oldest-first
+    // from the array, loading index slots (and nodes) a few ahead, so the
+    // lookups' cache misses overlap instead of following one another.
+    for (; n != nullptr; n = n->next) batch_.push_back(n);
+    const std::size_t count = batch_.size();
+    auto nth_oldest = [&](std::size_t i) { return batch_[count - 1 - i]; };
+    constexpr std::size_t ahead = 16;
+    for (std::size_t i = 0; i < std::min(ahead, count); ++i) index_.prefetch(nth_oldest(i)->hash);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i + 2 * ahead < count) __builtin_prefetch(nth_oldest(i + 2 * ahead));
+      if (i + ahead < count) index_.prefetch(nth_oldest(i + ahead)->hash);
+      node* r = nth_oldest(i);
       r->next = nullptr;
       if (shut_) {
-        delete r;
+        free_node(r);
         continue;
       }
       if (r->delayed) {
         if (metrics_) metrics_->on_retry();
-        if (r->ready_at != time_point::min()) {
-          schedule(std::move(r->item), r->ready_at, r->hash);  // ready time fixed at the call
-          delete r;
+        // The ready time was fixed at the call.
+        if (r->ready_at != time_point::min() && r->ready_at > clock_->now()) {
+          adopt_delayed(r);
           continue;
         }
       }
-      // Adopt the node itself unless the item is already queued or held.
-      auto it = index_.find(key_ref<T>{&r->item, r->hash});
-      if (it != index_.end()) {
-        mark_dirty(it->n);
-        delete r;
+      // Adopt the node itself unless the item has a node already.
+      if (node* had = lookup(r->item, r->hash)) {
+        mark_dirty(had);
+        free_node(r);
       } else {
         insert_new(r);
       }
     }
+    batch_.clear();
+    if (batch_.capacity() > 4096) std::vector<node*>().swap(batch_);  // after a burst
     return true;
+  }
+
+  // ---- deferred adds -----------------------------------------------------------
+
+  // While adds on the executor keep bringing new items (defer_after in a
+  // row), each add only copies its item into a node and starts loading the
+  // index slot it will probe; up to max_pending such adds are then applied
+  // together, in call order. With a large index that probe is a cache miss
+  // (~100 ns), and a worker's add loop otherwise waits for each in turn;
+  // applied in a batch, the misses overlap. An add that finds its item
+  // already there (a duplicate; its copy is then dropped) ends the streak,
+  // so re-adding queued or held items never pays for a copy.
+  // Pending adds are applied before anything that could observe them:
+  // every other executor operation (get, done, add_after, len on the
+  // executor, shutdown, timer and cross-thread hand-off) starts with
+  // flush_pending(), and a posted flush runs after the current handler, so a
+  // parked worker is handed the item as soon as the adder yields.
+  // `delayed`: an add_after whose item waits until `at`.
+  template <class U>
+  void defer(U&& item, std::size_t hash, bool delayed, time_point at) {
+    index_.prefetch(hash);
+    if (pending_.capacity() == 0) pending_.reserve(max_pending);  // push_back below never throws
+    node* r = new_node(std::forward<U>(item), hash);
+    r->delayed = delayed;
+    r->ready_at = at;
+    pending_.push_back(r);
+    has_pending_.store(true, std::memory_order_relaxed);
+    if (pending_.size() >= max_pending) {
+      flush_pending();
+    } else if (!flush_posted_) {
+      flush_posted_ = true;
+      asio::post(ex_, [self = this->shared_from_this()] {
+        self->flush_posted_ = false;
+        self->flush_pending();
+      });
+    }
+  }
+
+  void flush_pending() {
+    if (pending_.empty()) return;
+    std::size_t i = 0;
+    try {
+      for (; i < pending_.size(); ++i) {
+        node* r = pending_[i];
+        if (r->delayed) {
+          r->delayed = false;
+          new_streak_ = adopt_delayed(r) ? 0 : new_streak_ + 1;
+          continue;
+        }
+        if (node* had = lookup(r->item, r->hash)) {
+          new_streak_ = 0;
+          mark_dirty(had);
+          free_node(r);
+        } else {
+          ++new_streak_;
+          insert_new(r);
+        }
+      }
+    } catch (...) {
+      // Out of memory growing the index or recording a metric: the add that
+      // failed is dropped (its node freed unless it got indexed), the later
+      // ones stay pending.
+      node* r = pending_[i];
+      if (lookup(r->item, r->hash) != r) free_node(r);
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i + 1));
+      has_pending_.store(!pending_.empty(), std::memory_order_relaxed);
+      throw;
+    }
+    pending_.clear();
+    has_pending_.store(false, std::memory_order_relaxed);
   }
 
   // ---- ready items ------------------------------------------------------------
 
   // An add of an item that has a node already.
   void mark_dirty(node* n) {
-    if (n->state == 0) {  // idle (done, not yet purged): a new add
-      n->state = st_dirty;
+    if ((n->state & st_active) == 0) {  // idle or only waiting for a delay: a new add
+      n->state |= st_dirty;
       metric_add(n->item);
       make_ready(n);
       return;
     }
-    if ((n->state & st_dirty) != 0) return;  // already waiting: stored once
+    if ((n->state & st_dirty) != 0) return;  // already queued: stored once
     n->state |= st_dirty;                    // being processed: done() requeues it
     metric_add(n->item);
   }
@@ -352,7 +485,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // A new item: index it and make it ready.
   void insert_new(node* n) {
     n->state = st_dirty;
-    index_.insert(traits::of(n));
+    index_.insert(n, n->hash);
     metric_add(n->item);
     make_ready(n);
   }
@@ -362,7 +495,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   void make_ready(node* n) {
     if (waiter* w = head_) {
       unlink(w);
-      n->state = st_processing;
+      n->state = static_cast<std::uint8_t>((n->state & st_waiting) | st_processing);
       ++processing_;
       note_taken(n);
       metric_get(n->item);
@@ -373,8 +506,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       return;
     }
     n->next = nullptr;
-    (fifo_tail_ != nullptr ? fifo_tail_->next : fifo_head_) = n;
-    fifo_tail_ = n;
+    if (fifo_len_ == fifo_cap_) grow_fifo();
+    fifo_[(fifo_head_ + fifo_len_) & (fifo_cap_ - 1)] = n;
     len_.store(++fifo_len_, std::memory_order_relaxed);
   }
 
@@ -383,18 +516,19 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // probe of the index.
   node* recently_taken(const T& item) const {
     for (node* r : recent_) {
-      if (r != nullptr && typename traits::key_equal::item_equal{}(r->item, item)) return r;
+      if (r != nullptr && typename traits::item_equal{}(r->item, item)) return r;
     }
     return nullptr;
   }
 
   void note_taken(node* n) noexcept { recent_[recent_next_++ % recent_.size()] = n; }
 
-  // A node that is neither queued nor held. Unindexing is batched: the probes
-  // of a batch are independent, so their cache misses overlap, and a key
-  // added again soon reuses its node (no allocation).
-  void retire(node* n) {
-    n->state = 0;
+  // Called when a node may have become idle: neither queued, held nor
+  // waiting, and no heap entry points at it. Unindexing is batched: the
+  // probes of a batch are independent, so their cache misses overlap, and a
+  // key added again soon reuses its node (no allocation).
+  void maybe_retire(node* n) {
+    if (n->state != 0 || n->heap_refs != 0) return;
     if (n->idle_listed) return;
     n->idle_listed = true;
     idle_.push_back(n);
@@ -403,23 +537,57 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   void purge_idle() {
     recent_.fill(nullptr);
-    for (node* n : idle_) {
+    constexpr std::size_t ahead = 16;  // slots being fetched while erasing
+    for (std::size_t i = 0; i < std::min(ahead, idle_.size()); ++i) index_.prefetch(idle_[i]->hash);
+    for (std::size_t i = 0; i < idle_.size(); ++i) {
+      if (i + ahead < idle_.size()) index_.prefetch(idle_[i + ahead]->hash);
+      node* n = idle_[i];
       n->idle_listed = false;
-      if (n->state != 0) continue;  // revived
-      index_.erase(traits::of(n));
-      delete n;
+      if (n->state != 0 || n->heap_refs != 0) continue;  // revived
+      index_.erase(n, n->hash);
+      free_node(n);
     }
     idle_.clear();
+    index_.maybe_shrink();
+  }
+
+  static constexpr std::size_t node_ahead = 4;
+
+  static void prefetch_item(const T& item) noexcept {
+    if constexpr (std::is_same_v<T, std::string>) {
+      __builtin_prefetch(item.data());
+    } else {
+      (void)item;
+    }
+  }
+
+  // Doubles the ring (or makes the first one), keeping the order.
+  void grow_fifo() {
+    const std::size_t cap = fifo_cap_ == 0 ? 16 : fifo_cap_ * 2;
+    auto ring = std::make_unique_for_overwrite<node*[]>(cap);
+    for (std::size_t i = 0; i < fifo_len_; ++i) ring[i] = fifo_[(fifo_head_ + i) & (fifo_cap_ - 1)];
+    fifo_ = std::move(ring);
+    fifo_cap_ = cap;
+    fifo_head_ = 0;
   }
 
   // The worker gets a copy; the node keeps the item as the index key.
   T take_front() {
-    node* n = fifo_head_;
-    fifo_head_ = n->next;
-    if (fifo_head_ == nullptr) fifo_tail_ = nullptr;
-    n->next = nullptr;
+    const std::size_t mask = fifo_cap_ - 1;
+    node* n = fifo_[fifo_head_];
+    // Nodes queued in ready-time order (from the delay heap) or revived
+    // ones lie anywhere in memory: start loading the ones about to be taken,
+    // and the item of the one after this (its node has arrived by now).
+    if (fifo_len_ > node_ahead) __builtin_prefetch(fifo_[(fifo_head_ + node_ahead) & mask]);
+    if (fifo_len_ > 1) prefetch_item(fifo_[(fifo_head_ + 1) & mask]->item);
+    fifo_head_ = (fifo_head_ + 1) & mask;
     len_.store(--fifo_len_, std::memory_order_relaxed);
-    n->state = st_processing;
+    if (fifo_len_ == 0 && fifo_cap_ > 4096) {  // after a burst: give the ring back
+      fifo_.reset();
+      fifo_cap_ = 0;
+      fifo_head_ = 0;
+    }
+    n->state = static_cast<std::uint8_t>((n->state & st_waiting) | st_processing);
     ++processing_;
     note_taken(n);
     metric_get(n->item);
@@ -469,24 +637,50 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- delays -----------------------------------------------------------------
 
+  // The item's node (found or made) waits until `ready_at` (unless it
+  // waits for an earlier time already).
   template <class U>
-  void schedule(U&& item, time_point ready_at, std::size_t hash) {
-    if (ready_at <= clock_->now()) {
-      add_local(std::forward<U>(item), hash);
-      return;
+  void delay(U&& item, time_point ready_at, std::size_t hash) {
+    node* n = lookup(item, hash);
+    if (n != nullptr) {
+      new_streak_ = 0;
+    } else {
+      ++new_streak_;
+      n = new_node(std::forward<U>(item), hash);
+      index_.insert(n, hash);
     }
-    if (heap_.push(std::forward<U>(item), ready_at, hash)) arm_timer();
+    if (heap_.push(n, ready_at)) arm_timer();
+  }
+
+  // A node made for an add_after (by another thread, or deferred here),
+  // ready at r->ready_at, later than now. Returns whether the item had a
+  // node already (`r` is then freed, once nothing can throw).
+  bool adopt_delayed(node* r) {
+    if (node* n = lookup(r->item, r->hash)) {
+      if (heap_.push(n, r->ready_at)) arm_timer();
+      free_node(r);
+      return true;
+    }
+    r->state = 0;
+    index_.insert(r, r->hash);
+    if (heap_.push(r, r->ready_at)) arm_timer();
+    return false;
+  }
+
+  auto unref() {
+    return [this](node* n) { maybe_retire(n); };
   }
 
   // Everything that is ready is moved to the queue in one go; the worker
-  // then takes it without going back through the reactor per item.
+  // then takes it without going back through the reactor per item. The
+  // node itself moves: no copy, no index change.
   void on_timer() {
     if (shut_) return;
+    flush_pending();
     const time_point now = clock_->now();
     const std::size_t before = heap_.size();
     heap_.pop_ready(
-        now, [this](T&& item, std::size_t hash) { add_local(std::move(item), hash); },
-        [this](std::size_t k) { index_.reserve(index_.size() + k); });  // one rehash, not one per doubling
+        now, [this](node* n) { mark_dirty(n); }, unref());
     idle_polls_ = heap_.size() != before ? 0 : idle_polls_ + 1;
     timer_armed_ = false;
     arm_timer(now);
@@ -504,7 +698,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   void arm_timer(std::optional<time_point> known_now) {
     if (shut_ || heap_.empty() || clock_->is_manual()) return;
-    const time_point next = heap_.next_ready_at();
+    const time_point next = heap_.next_ready_at(unref());
     if (timer_armed_ && armed_for_ <= next) return;
     timer_armed_ = true;
     armed_for_ = next;
@@ -534,9 +728,10 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // ---- shutdown ---------------------------------------------------------------
 
   void shutdown_local(bool drain, std::optional<drain_handler> h) {
+    flush_pending();  // adds made before the shutdown count
     shut_ = true;
     shutting_down_.store(true, std::memory_order_release);
-    heap_.clear();
+    heap_.clear(unref());
     timer_armed_ = false;
     os_timer_waiting_ = false;
     ++timer_gen_;
@@ -610,13 +805,21 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   duration unfinished_period_;
 
   // executor-confined
-  typename traits::set index_;  // every node, by item
+  pool_type pool_;              // declared before index_: destroyed after the nodes are
+  flat_index<node> index_;      // every node, by item
   static constexpr std::size_t idle_batch = 256;
   std::vector<node*> idle_;                // retired nodes, still indexed
+  std::vector<node*> batch_;               // take_remote's scratch
+  static constexpr std::size_t defer_after = 16;
+  static constexpr std::size_t max_pending = 16;
+  std::size_t new_streak_ = 0;             // executor adds in a row that brought a new item
+  std::vector<node*> pending_;             // deferred adds, in call order (not indexed yet)
+  bool flush_posted_ = false;
   std::array<node*, 2> recent_{};          // last handed out (for done)
   std::size_t recent_next_ = 0;
-  node* fifo_head_ = nullptr;   // ready items, in order (intrusive list)
-  node* fifo_tail_ = nullptr;
+  std::unique_ptr<node*[]> fifo_;  // ready items, in order: a ring of fifo_cap_ (a power of 2)
+  std::size_t fifo_cap_ = 0;
+  std::size_t fifo_head_ = 0;
   std::size_t fifo_len_ = 0;
   std::size_t processing_ = 0;
   waiter* head_ = nullptr;  // parked async_get operations, oldest first
@@ -625,7 +828,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   std::optional<asio::any_io_executor> work_;
   bool shut_ = false;
   bool drain_ = false;
-  delay_heap<T, Hash, KeyEqual> heap_;
+  delay_heap<node, st_waiting> heap_;  // the waiting nodes (all indexed)
   // Timers are created on first use: a timer starts the io_context's reactor,
   // after which the scheduler polls epoll between handlers.
   std::optional<asio::steady_timer> timer_;
@@ -645,6 +848,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   std::atomic<node*> remote_{nullptr};
   std::atomic<bool> drain_scheduled_{false};  // a drain_remote is posted or running
   std::atomic<bool> shutting_down_{false};
+  std::atomic<bool> has_pending_{false};  // pending_ is not empty (written on the executor only)
   std::atomic<std::size_t> len_{0};
 };
 
