@@ -184,6 +184,7 @@ class Struct:
         self.desc = desc
         self.fields = []
         self.resource = None    # dict(group, version, kind, plural, namespaced, list)
+        self.accessors = False  # metadata accessors without being a resource kind
         self.group_header = None  # the header that defines it (may be shared)
         self.source = None      # the .cpp that defines its codec
 
@@ -194,6 +195,49 @@ class Struct:
 
 # --------------------------------------------------------------------------
 # OpenAPI mode
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_TYPE_DOCS = {
+    "apiVersion": "APIVersion defines the versioned schema of this representation of an object.",
+    "kind": "Kind is a string value representing the REST resource this object represents.",
+}
+
+# Types the API server serves through content negotiation but does not publish
+# in its OpenAPI documents. The metadata-only client (kube/metadata_api.hpp)
+# asks for them with `Accept: application/json;as=PartialObjectMetadata[List];
+# g=meta.k8s.io;v=v1`. They are added to the spec (when absent) as
+# apimachinery defines them, so their metadata is the generated ObjectMeta.
+# "x-kube-metadata-accessors": emit name()/namespace_()/.../labels() as on
+# resource kinds (informers key and select on them).
+EXTRA_SCHEMAS = {
+    _META + "PartialObjectMetadata": {
+        "description": "PartialObjectMetadata is a generic representation of any object with ObjectMeta: the "
+                       "server's answer when asked for metadata only.",
+        "type": "object",
+        "required": ["metadata"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": _TYPE_DOCS["apiVersion"]},
+            "kind": {"type": "string", "description": _TYPE_DOCS["kind"]},
+            "metadata": {"description": "Standard object's metadata.", "default": {},
+                         "allOf": [{"$ref": "#/components/schemas/" + _META + "ObjectMeta"}]},
+        },
+        "x-kube-metadata-accessors": True,
+    },
+    _META + "PartialObjectMetadataList": {
+        "description": "PartialObjectMetadataList contains a list of objects containing only their metadata.",
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": _TYPE_DOCS["apiVersion"]},
+            "items": {"description": "Items contains each of the included items.", "type": "array",
+                      "items": {"default": {}, "allOf": [{"$ref": "#/components/schemas/" + _META +
+                                                          "PartialObjectMetadata"}]}},
+            "kind": {"type": "string", "description": _TYPE_DOCS["kind"]},
+            "metadata": {"description": "Standard list metadata.", "default": {},
+                         "allOf": [{"$ref": "#/components/schemas/" + _META + "ListMeta"}]},
+        },
+    },
+}
 
 SPECIAL_SCHEMAS = {
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "kube::timestamp",
@@ -254,6 +298,9 @@ class OpenAPIGen:
                 self.schemas[k] = v
             for p, v in doc.get("paths", {}).items():
                 self.paths[p] = v
+        if _META + "ObjectMeta" in self.schemas:
+            for k, v in EXTRA_SCHEMAS.items():
+                self.schemas.setdefault(k, v)
         self.structs = {}
         self.aliases = {}  # schema key -> T for schemas that are not structs
 
@@ -329,6 +376,7 @@ class OpenAPIGen:
                 ns = f"k8s::{field_name(group).rstrip('_')}"
                 hdir = f"kube/api/{field_name(group).rstrip('_')}"
             self.structs[key] = Struct(key, kind, ns, f"{hdir}/{snake(kind)}.hpp", s.get("description", ""))
+            self.structs[key].accessors = bool(s.get("x-kube-metadata-accessors"))
         gvk_of = {}
         for key, s in self.schemas.items():
             for g in s.get("x-kubernetes-group-version-kind", []) or []:
@@ -642,7 +690,7 @@ class Emitter:
             out.append(f"  {typ} {f.cpp_name}{{}};\n")
         out.append("  /// JSON members this type has no field for; written back on encode.\n")
         out.append("  kube::unknown_fields unknown_fields;\n")
-        if s.resource:
+        if s.resource or s.accessors:
             names = {f.cpp_name for f in s.fields}
             meta = next((f for f in s.fields if f.json_name == "metadata"), None)
             if meta and meta.required and meta.type.kind == "ref":
@@ -662,7 +710,8 @@ class Emitter:
                                "  }\n")
         out.append("};\n\n")
         out.append(f"void decode(const boost::json::value& in, {s.name}& out, const kube::json_path& at);\n")
-        out.append(f"void encode(const {s.name}& in, boost::json::value& out);\n\n")
+        out.append(f"void encode(const {s.name}& in, boost::json::value& out);\n")
+        out.append(f"void read_json(kube::codec::json_reader& in, {s.name}& out, const kube::json_path& at);\n\n")
 
     def emit_traits(self, s, out):
         r = s.resource
@@ -711,26 +760,44 @@ class Emitter:
                 self.emit_traits(self.structs[k], out)
         return "".join(out)
 
+    @staticmethod
+    def member_switch(s, out, call):
+        """The members' dispatch on the key k: a switch on its length, then
+        comparisons; `call` formats one field's decode (given f)."""
+        by_len = {}
+        for f in s.fields:
+            by_len.setdefault(len(f.json_name.encode()), []).append(f)
+        if not by_len:
+            return
+        out.append("    switch (k.size()) {\n")
+        for n in sorted(by_len):
+            out.append(f"      case {n}:\n")
+            for f in by_len[n]:
+                out.append(f"        if (k == {cpp_string(f.json_name)}) {{\n"
+                           f"          {call(f)};\n"
+                           f"          continue;\n        }}\n")
+            out.append("        break;\n")
+        out.append("      default:\n        break;\n    }\n")
+
     def decode_fn(self, s, out):
         out.append(f"void decode(const boost::json::value& in, {s.name}& out, const kube::json_path& at) {{\n")
         out.append("  const auto& o = kube::codec::expect_object(in, at);\n")
         out.append("  for (const auto& kv : o) {\n")
         out.append("    const std::string_view k(kv.key().data(), kv.key().size());\n")
         out.append("    const kube::json_path here{&at, k};\n")
-        by_len = {}
-        for f in s.fields:
-            by_len.setdefault(len(f.json_name.encode()), []).append(f)
-        if by_len:
-            out.append("    switch (k.size()) {\n")
-            for n in sorted(by_len):
-                out.append(f"      case {n}:\n")
-                for f in by_len[n]:
-                    out.append(f"        if (k == {cpp_string(f.json_name)}) {{\n"
-                               f"          kube::codec::decode_into(kv.value(), out.{f.cpp_name}, here);\n"
-                               f"          continue;\n        }}\n")
-                out.append("        break;\n")
-            out.append("      default:\n        break;\n    }\n")
+        self.member_switch(s, out, lambda f: f"kube::codec::decode_into(kv.value(), out.{f.cpp_name}, here)")
         out.append("    kube::codec::keep_unknown(out.unknown_fields, k, kv.value());\n")
+        out.append("  }\n}\n\n")
+
+    def read_fn(self, s, out):
+        # decode_fn's dispatch, pulling the members from the text (json_reader)
+        out.append(f"void read_json(kube::codec::json_reader& in, {s.name}& out, const kube::json_path& at) {{\n")
+        out.append("  kube::codec::expect_object(in, at);\n")
+        out.append("  std::string_view k;\n")
+        out.append("  while (in.next_key(k)) {\n")
+        out.append("    const kube::json_path here{&at, k};\n")
+        self.member_switch(s, out, lambda f: f"kube::codec::read_into(in, out.{f.cpp_name}, here)")
+        out.append("    out.unknown_fields.set(k, in.value());\n")
         out.append("  }\n}\n\n")
 
     def encode_fn(self, s, out):
@@ -756,6 +823,7 @@ class Emitter:
                 out.append(f"namespace {s.ns} {{\n\n")
                 cur = s.ns
             self.decode_fn(s, out)
+            self.read_fn(s, out)
             self.encode_fn(s, out)
         if cur:
             out.append(f"}} // namespace {cur}\n")
@@ -912,7 +980,7 @@ def gen_roundtrip(args):
         gvks = gvk_of.get(key) or [{"group": "", "version": "", "kind": ""}]
         for x in gvks:
             out.append(f"      {{{cpp_string(key)}, {cpp_string(x['group'])}, {cpp_string(x['version'])}, "
-                       f"{cpp_string(x['kind'])}, &kube::codec::decode_erased<{q}>, "
+                       f"{cpp_string(x['kind'])}, &kube::codec::decode_erased<{q}>, &kube::codec::read_erased<{q}>, "
                        f"&kube::codec::encode_erased<{q}>, [] {{ return std::make_shared<{q}>(); }}}},\n")
     out.append("  };\n  return entries;\n}\n")
     files = {"roundtrip_registry.cpp": "".join(out), "samples.json": json.dumps(samples, indent=1, sort_keys=True) + "\n"}

@@ -108,10 +108,13 @@ public:
   /// Opens a streamed response (watch, logs) on a new connection and reads
   /// its headers; a refusal is read as a Status. `throttle`: wait for the
   /// rate limiter first (client-go throttles log streams, not watches).
-  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, bool throttle);
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, bool throttle,
+                                                                           bool raw_objects = false);
 
   /// Opens a watch on a new connection and reads the response headers.
-  boost::asio::awaitable<result<watch_stream>> open_watch(request req);
+  /// `raw_objects`: the stream's decoder keeps ADDED/MODIFIED/DELETED
+  /// objects as text (typed watches read them straight into T).
+  boost::asio::awaitable<result<watch_stream>> open_watch(request req, bool raw_objects = false);
 
   /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);

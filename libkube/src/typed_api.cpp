@@ -17,6 +17,7 @@
 #include <boost/json/value.hpp>
 
 #include <charconv>
+#include <optional>
 #include <random>
 
 namespace kube {
@@ -84,9 +85,10 @@ std::string where(const typed_target& t, const std::string& ns, const std::strin
   return w;
 }
 
-request base(const typed_target& t, const std::string& ns) {
+request base(const typed_target& t, const std::string& ns, bool list = false) {
   request r;
   r.group(t.group).version(t.version).resource(t.plural).namespace_(t.namespaced ? ns : std::string());
+  if (const auto& a = list ? t.accept_list : t.accept_object; !a.empty()) r.accept(a);
   return r;
 }
 
@@ -143,6 +145,20 @@ error_code decode_body(const std::string& body, codec::decode_fn fn, void* out, 
   return decode_value(v, fn, out, what, diag);
 }
 
+// Decodes a body straight from its text (no DOM); bad input is decoded again
+// through the DOM, whose messages name the item and field path.
+error_code read_body(const std::string& body, codec::read_fn read, codec::decode_fn fn, void* out,
+                     const std::string& what, diagnostics& diag) {
+  if (read) {
+    try {
+      codec::read_text(body, read, out);
+      return {};
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported by the DOM path below
+    }
+  }
+  return decode_body(body, fn, out, what, diag);
+}
+
 void complete_now(const typed_ptr& t, typed_completion h, error_code ec, diagnostics diag) {
   spawn_op<typed_done>(
       t->c.impl(),
@@ -168,7 +184,7 @@ void unary(const typed_ptr& t, request req, std::string what, Decode decode, typ
 
 auto into(decode_slot slot) {
   return [slot = std::move(slot)](const std::string& body, const std::string& what, diagnostics& diag) {
-    return decode_body(body, slot.decode, slot.out, what, diag);
+    return read_body(body, slot.read, slot.decode, slot.out, what, diag);
   };
 }
 
@@ -242,7 +258,7 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
         if (all_pages && !p.limit) p.limit = 500;
         bool first = true;
         for (;;) {
-          auto req = base(*t, t->namespace_name);
+          auto req = base(*t, t->namespace_name, true);
           add_list_params(req, p);
           auto r = co_await impl->run(req);
           if (r.ec) {
@@ -259,27 +275,17 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
             res.diag = std::move(r.diag);
             co_return res;
           }
-          json::monotonic_resource mr;
-          json::value v;
-          if ((res.ec = parse_body(r.value.body, what, v, &mr, res.diag))) co_return res;
-          r.value.body.clear();
-          std::string next;
-          if (auto* md = v.as_object().if_contains("metadata"); md && md->is_object()) {
-            auto& m = md->as_object();
-            if (const auto* c = m.if_contains("continue"); c && c->is_string()) next = c->as_string();
-            if (all_pages) {
-              // The whole list is one snapshot: no continue token, nothing remaining.
-              m.erase("continue");
-              m.erase("remainingItemCount");
-            }
+          std::shared_ptr<void> page;  // pages after the first are appended to the result
+          void* into = out.out;
+          if (!first) {
+            page = out.make_page();
+            into = page.get();
           }
-          if (first) {
-            if ((res.ec = decode_value(v, out.decode, out.out, what, res.diag))) co_return res;
-          } else {
-            auto page = out.make_page();
-            if ((res.ec = decode_value(v, out.decode, page.get(), what, res.diag))) co_return res;
-            out.append(out.out, page.get());
-          }
+          res.ec = read_body(r.value.body, out.read, out.decode, into, what, res.diag);
+          r.value.body = std::string();  // the page's text is not needed while the next one is read
+          if (res.ec) co_return res;
+          std::string next = out.take_continue(into, all_pages);
+          if (page) out.append(out.out, page.get());
           first = false;
           if (!all_pages || next.empty()) co_return res;
           p.continue_token = std::move(next);
@@ -370,7 +376,7 @@ void typed_delete(typed_ptr t, std::string name, delete_params p, delete_slot ou
 }
 
 void typed_delete_collection(typed_ptr t, list_params lp, delete_params dp, delete_slot out, typed_completion h) {
-  auto req = base(*t, t->namespace_name);
+  auto req = base(*t, t->namespace_name, true);
   req.method(http_method::delete_).body(delete_options(dp));
   add_list_params(req, lp);
   unary(t, std::move(req), "delete collection " + where(*t, t->namespaced ? t->namespace_name : std::string()),
@@ -402,6 +408,20 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
   *out.type = ev.type;
   out.resource_version->clear();
   if (out.initial_events_end) *out.initial_events_end = false;
+  if (!ev.object_text.empty()) {
+    // A raw-objects stream: straight from the text into T, no DOM.
+    if (out.read && out.resource_version_of) {
+      try {
+        codec::read_text(ev.object_text, out.read, out.object);
+        *out.resource_version = out.resource_version_of(out.object);
+        return {};
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the DOM path below reports it
+      }
+    }
+    json::parse_options opt;
+    opt.max_depth = codec::json_reader::max_depth;
+    ev.object = json::parse(ev.object_text, {}, opt).as_object();  // valid JSON: the decoder checked it
+  }
   const json::object* md = nullptr;
   if (const auto* m = ev.object.if_contains("metadata"); m && m->is_object()) md = &m->as_object();
   if (md) {
@@ -442,7 +462,7 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   spawn_op<typed_done>(
       impl,
       [impl, req = std::move(req), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
-        auto r = co_await impl->open_watch(std::move(req));
+        auto r = co_await impl->open_watch(std::move(req), true);  // objects as text, read straight into T
         if (!r.ec) *out = std::move(r.value);
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },
@@ -464,17 +484,18 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
       impl,
       [t, w = std::move(w), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
         result<typed_done> res;
-        watch_event ev;
+        // emplace move-constructs: assigning would copy the event's arena-held object.
+        std::optional<watch_event> ev;
         // kube::use_awaitable keeps the stream's diagnostics (in kube::error).
         try {
-          ev = co_await w.async_next();
+          ev.emplace(co_await w.async_next());
         } catch (const kube::error& e) {
           res.ec = e.code();
           res.diag = e.diag();
           co_return res;
         }
         const auto what = "watch " + where(*t, t->namespaced ? t->namespace_name : std::string());
-        res.ec = translate_watch_event(ev, out, what, res.diag);
+        res.ec = translate_watch_event(*ev, out, what, res.diag);
         co_return res;
       },
       std::move(h));

@@ -1,10 +1,16 @@
 #include <kube/detail/watch_decoder.hpp>
 
+#include "json_grammar.hpp"
+
+#include <kube/api/json_reader.hpp>
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/stream_parser.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <deque>
 #include <utility>
 
@@ -12,34 +18,6 @@ namespace kube::detail {
 namespace json = boost::json;
 
 namespace {
-
-// Grammar only, no DOM: used on the error path to find the exact byte at
-// which the event's JSON went wrong (stream_parser reports the error but not
-// where it happened).
-struct grammar_only_handler {
-  static constexpr std::size_t max_object_size = json::object::max_size();
-  static constexpr std::size_t max_array_size = json::array::max_size();
-  static constexpr std::size_t max_key_size = json::string::max_size();
-  static constexpr std::size_t max_string_size = json::string::max_size();
-  bool on_document_begin(json::error_code&) { return true; }
-  bool on_document_end(json::error_code&) { return true; }
-  bool on_object_begin(json::error_code&) { return true; }
-  bool on_object_end(std::size_t, json::error_code&) { return true; }
-  bool on_array_begin(json::error_code&) { return true; }
-  bool on_array_end(std::size_t, json::error_code&) { return true; }
-  bool on_key_part(json::string_view, std::size_t, json::error_code&) { return true; }
-  bool on_key(json::string_view, std::size_t, json::error_code&) { return true; }
-  bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
-  bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
-  bool on_number_part(json::string_view, json::error_code&) { return true; }
-  bool on_int64(std::int64_t, json::string_view, json::error_code&) { return true; }
-  bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return true; }
-  bool on_double(double, json::string_view, json::error_code&) { return true; }
-  bool on_bool(bool, json::error_code&) { return true; }
-  bool on_null(json::error_code&) { return true; }
-  bool on_comment_part(json::string_view, json::error_code&) { return true; }
-  bool on_comment(json::string_view, json::error_code&) { return true; }
-};
 
 struct rejection {
   std::size_t index;     // first byte the grammar rejects (text.size() if none)
@@ -113,7 +91,9 @@ json::storage_ptr make_arena(std::size_t last_event_size) {
 } // namespace
 
 struct watch_decoder::impl {
-  explicit impl(const watch_decoder_params& p) : params(p), parser(json::storage_ptr(), parse_opts(p)) {}
+  explicit impl(const watch_decoder_params& p) : params(p), parser(json::storage_ptr(), parse_opts(p)) {
+    if (p.raw_objects) grammar.emplace(parse_opts(p));
+  }
 
   static json::parse_options parse_opts(const watch_decoder_params& p) {
     json::parse_options o;
@@ -123,6 +103,7 @@ struct watch_decoder::impl {
 
   watch_decoder_params params;
   json::stream_parser parser;
+  std::optional<json::basic_parser<grammar_only_handler>> grammar;  // raw_objects: validates, builds nothing
   std::deque<watch_event> queue;
   std::uint64_t consumed = 0;     // body bytes before the current write()
   std::uint64_t event_start = 0;  // offset of the current event's '{'
@@ -188,20 +169,21 @@ struct watch_decoder::impl {
     in_event = true;
     event_start = pos;
     event_size = 0;
-    if (params.arena)
+    if (grammar)
+      grammar->reset();
+    else if (params.arena)
       parser.reset(make_arena(last_event_size));
     else
       parser.reset();
   }
 
-  // The event's JSON is complete: check the envelope, queue the event.
-  error_code complete_event(std::string_view in) {
-    json::value v = parser.release();
-    auto& envelope = v.get_object();  // the first byte was '{'
-    const json::value* type = envelope.if_contains("type");
+  // The envelope's checks, the same for both modes: `type` and `object` are
+  // the members' values (nullptr when absent).
+  error_code check_envelope(const json::value* type, const json::value* object, std::string_view in,
+                            std::optional<watch_event_type>& t) {
     if (!type) return fail(event_start, "watch event has no \"type\"", in, event_head());
     if (!type->is_string()) return fail(event_start, "watch event \"type\" is not a string", in, event_head());
-    const auto t = watch_event_type_from_string(type->get_string());
+    t = watch_event_type_from_string(type->get_string());
     if (!t) {
       std::string what = "unknown watch event type \"";
       const std::string_view name = type->get_string();
@@ -209,7 +191,6 @@ struct watch_decoder::impl {
       what += name.size() > 32 ? "...\"" : "\"";
       return fail(event_start, what, in, event_head());
     }
-    json::value* object = envelope.if_contains("object");
     if (!object) return fail(event_start, "watch event has no \"object\"", in, event_head());
     if (!object->is_object()) {
       std::string what = "watch event \"object\" is ";
@@ -217,8 +198,66 @@ struct watch_decoder::impl {
       what += ", not an object";
       return fail(event_start, what, in, event_head());
     }
-    // Move construction keeps the arena: no copy of the object.
-    queue.push_back(watch_event{*t, std::move(object->get_object())});
+    return {};
+  }
+
+  // raw_objects: the event's text is valid JSON (the grammar parser said so);
+  // read the envelope from it, keep the object as text.
+  error_code complete_raw_event(std::string_view in, std::string_view tail) {
+    std::string text = held;
+    text.append(tail);
+    json::value type;
+    json::value object_kind;  // the object's DOM only for BOOKMARK/ERROR; else a stand-in of its kind
+    std::string_view object_text;
+    bool has_type = false;
+    bool has_object = false;
+    codec::json_reader r(text);
+    r.begin_object();  // the first byte was '{'
+    std::string_view key;
+    while (r.next_key(key)) {
+      if (key == "type") {
+        type = r.value();
+        has_type = true;
+      } else if (key == "object") {
+        object_text = r.skip();
+        has_object = true;
+      } else {
+        (void)r.skip();
+      }
+    }
+    if (has_object) {
+      switch (object_text.front()) {
+        case '{': object_kind = json::object(); break;
+        case '[': object_kind = json::array(); break;
+        case '"': object_kind = ""; break;
+        case 'n': object_kind = nullptr; break;
+        default: object_kind = 0; break;
+      }
+    }
+    std::optional<watch_event_type> t;
+    if (auto e = check_envelope(has_type ? &type : nullptr, has_object ? &object_kind : nullptr, in, t)) return e;
+    if (*t == watch_event_type::bookmark || *t == watch_event_type::error) {
+      queue.push_back(watch_event{*t, json::parse(object_text, {}, parse_opts(params)).as_object(), {}});
+    } else {
+      queue.push_back(watch_event{*t, {}, std::string(object_text)});
+    }
+    return {};
+  }
+
+  // The event's JSON is complete: check the envelope, queue the event.
+  // `tail` is the event's text in this write (held has the earlier part).
+  error_code complete_event(std::string_view in, std::string_view tail) {
+    if (grammar) {
+      if (auto e = complete_raw_event(in, tail)) return e;
+    } else {
+      json::value v = parser.release();
+      auto& envelope = v.get_object();  // the first byte was '{'
+      json::value* object = envelope.if_contains("object");
+      std::optional<watch_event_type> t;
+      if (auto e = check_envelope(envelope.if_contains("type"), object, in, t)) return e;
+      // Move construction keeps the arena: no copy of the object.
+      queue.push_back(watch_event{*t, std::move(object->get_object()), {}});
+    }
     in_event = false;
     last_event_size = event_size;
     held.clear();
@@ -250,15 +289,17 @@ struct watch_decoder::impl {
       if (feed == 0)
         return fail(event_start, "watch event exceeds the maximum event size of " + std::to_string(params.max_event_size) + " bytes", in, event_head());
       json::error_code jec;
-      const std::size_t used = parser.write_some(in.data() + i, feed, jec);
+      const std::size_t used = grammar ? grammar->write_some(true, in.data() + i, feed, jec)
+                                       : parser.write_some(in.data() + i, feed, jec);
       if (jec) return json_error(jec, in, event_begin, i + feed);
       i += used;
       event_size += used;
-      if (parser.done()) {
+      if (grammar ? grammar->done() : parser.done()) {
         // The parser also swallows whitespace after the closing brace; the
         // event ends at the brace (split-independent sizes and excerpts).
-        for (std::size_t j = i; j > i - used && is_json_space(in[j - 1]); --j) --event_size;
-        if (auto e = complete_event(in)) return e;
+        std::size_t end = i;
+        for (; end > i - used && is_json_space(in[end - 1]); --end) --event_size;
+        if (auto e = complete_event(in, in.substr(event_begin, end - event_begin))) return e;
       }
     }
     if (in_event) held.append(in.substr(event_begin));

@@ -47,8 +47,9 @@ asio::awaitable<result<watch_event>> watch_state::next() {
   for (;;) {
     // Events decoded before a failure are still delivered, then the failure.
     if (auto ev = decoder.next()) {
-      r.value = std::move(*ev);
-      co_return r;
+      // Move-construct, never move-assign: the object lives in its own arena
+      // and assigning it into a default-storage object would copy it deeply.
+      co_return result<watch_event>{{}, {}, std::move(*ev)};
     }
     if (failure) {
       r.ec = failure;
@@ -93,7 +94,8 @@ void watch_state::fail(error_code ec) {
   close();
 }
 
-asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, bool throttle) {
+asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, bool throttle,
+                                                                            bool raw_objects) {
   if (throttle) {
     if (auto wait = limiter.reserve(std::chrono::steady_clock::now()); wait.count() > 0) {
       asio::steady_timer t(co_await asio::this_coro::executor, wait);
@@ -109,6 +111,11 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
     auto m = to_http(req);
     if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
     auto st = std::make_shared<watch_state>();
+    if (raw_objects) {
+      detail::watch_decoder_params dp;
+      dp.raw_objects = true;
+      st->decoder = detail::watch_decoder(dp);
+    }
     st->impl = shared_from_this();
     st->req = req;
     st->parser.body_limit(boost::none);
@@ -150,8 +157,8 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
   }
 }
 
-asio::awaitable<result<watch_stream>> client_impl::open_watch(request req) {
-  auto r = co_await open_stream(std::move(req), false);
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool raw_objects) {
+  auto r = co_await open_stream(std::move(req), false, raw_objects);
   co_return result<watch_stream>{r.ec, std::move(r.diag), r.value ? watch_stream(std::move(r.value)) : watch_stream()};
 }
 

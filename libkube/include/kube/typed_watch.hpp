@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace kube {
 
@@ -33,6 +34,8 @@ namespace detail {
 /// Where a translated event goes.
 struct event_slot {
   codec::decode_fn decode = nullptr;
+  codec::read_fn read = nullptr;  ///< for objects kept as text (watch_event::object_text)
+  std::string_view (*resource_version_of)(const void* object) = nullptr;
   watch_event_type* type = nullptr;
   std::string* resource_version = nullptr;
   bool* initial_events_end = nullptr;
@@ -40,10 +43,24 @@ struct event_slot {
   std::shared_ptr<void> keep;
 };
 
+/// T's metadata.resourceVersion (a view into the object), when T has the
+/// resource_version() accessor generated resource kinds have; else nullptr
+/// (events of such a T go through the DOM).
+template <class T>
+constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
+  if constexpr (requires(const T& o) { std::string_view(o.resource_version()); }) {
+    return [](const void* o) { return std::string_view(static_cast<const T*>(o)->resource_version()); };
+  } else {
+    return nullptr;
+  }
+}
+
 template <class T>
 event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
   event_slot s;
   s.decode = &codec::decode_erased<T>;
+  s.read = &codec::read_erased<T>;
+  s.resource_version_of = resource_version_of<T>();
   s.type = &ev->type;
   s.resource_version = &ev->resource_version;
   s.initial_events_end = &ev->initial_events_end;
@@ -72,6 +89,8 @@ template <class T>
 error_code decode_watch_event(watch_event ev, typed_watch_event<T>& out, diagnostics& diag) {
   detail::event_slot s;
   s.decode = &codec::decode_erased<T>;
+  s.read = &codec::read_erased<T>;
+  s.resource_version_of = detail::resource_version_of<T>();
   s.type = &out.type;
   s.resource_version = &out.resource_version;
   s.initial_events_end = &out.initial_events_end;

@@ -12,6 +12,7 @@
 #include <boost/json/object.hpp>
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kube {
@@ -49,6 +50,11 @@ enum class watch_event_type {
 struct watch_event {
   watch_event_type type = watch_event_type::added;
   boost::json::object object;
+  /// Set instead of `object` for ADDED/MODIFIED/DELETED events by a decoder
+  /// made with watch_decoder_params::raw_objects (typed watches, which
+  /// decode the object straight from its text): the object's JSON text,
+  /// already checked to be a JSON object. Empty otherwise.
+  std::string object_text;
 };
 
 /// Turns an ERROR event into the error the server meant.

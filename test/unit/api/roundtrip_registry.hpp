@@ -16,6 +16,7 @@ struct roundtrip_entry {
   std::string_view version;
   std::string_view kind;
   kube::codec::decode_fn decode;
+  kube::codec::read_fn read;
   kube::codec::encode_fn encode;
   std::function<std::shared_ptr<void>()> make;
 };

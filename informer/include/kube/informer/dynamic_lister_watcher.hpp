@@ -66,13 +66,15 @@ public:
       co_return std::nullopt;
     }
     event<unstructured> out;
-    watch_event ev;
+    // emplace move-constructs: assigning would copy the event's arena-held object.
+    std::optional<watch_event> next;
     try {
-      ev = co_await s_.async_next(kube::use_awaitable);
+      next.emplace(co_await s_.async_next(kube::use_awaitable));
     } catch (const kube::error& e) {
       done_ = true;
       co_return read_failure<unstructured>(e);
     }
+    watch_event& ev = *next;
     switch (ev.type) {
     case watch_event_type::error:
       done_ = true;

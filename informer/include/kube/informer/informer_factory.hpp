@@ -1,6 +1,7 @@
 #pragma once
 
 #include <kube/informer/dynamic_lister_watcher.hpp>
+#include <kube/informer/metadata_lister_watcher.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/transform.hpp>
@@ -35,7 +36,7 @@ namespace kube::informer {
 struct informer_factory_options {
   std::string namespace_name = {};               ///< empty: all namespaces
   std::chrono::milliseconds default_resync{0};  ///< informer_options::default_resync of every informer
-  bool strip_managed_fields = false;             ///< for_resource informers drop managedFields
+  bool strip_managed_fields = false;             ///< for_resource, for_type and for_metadata informers drop managedFields
   watch_error_handler on_watch_error = {};       ///< given to every informer
 };
 
@@ -72,6 +73,25 @@ public:
       auto lw = std::make_shared<dynamic_lister_watcher>(dynamic_api(client_, gvr, opts_.namespace_name),
                                                          dynamic_lister_watcher_options{expected_kind, {}, {}});
       return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
+    });
+  }
+
+  /// The metadata-only informer of `gvr` over kube::metadata_api (created
+  /// on first use): its cache holds k8s::meta::v1::PartialObjectMetadata —
+  /// names, labels, annotations, owner references, resourceVersion... but
+  /// no spec, data or status. For any resource whose objects have
+  /// ObjectMeta, built-in or custom; strip_managed_fields applies. Needs
+  /// kube::api (the generated meta/v1 types).
+  std::shared_ptr<shared_index_informer<partial_object_metadata>> for_metadata(const group_version_resource& gvr) {
+    const auto key = "metadata:" + gvr.str();
+    return informer<partial_object_metadata>(key, [&]() {
+      informer_options<partial_object_metadata> o;
+      o.name = gvr.resource;
+      metadata_lister_watcher_options lo;
+      lo.strip_managed_fields = opts_.strip_managed_fields;
+      auto lw = std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name),
+                                                          std::move(lo));
+      return std::pair{std::shared_ptr<lister_watcher<partial_object_metadata>>(std::move(lw)), std::move(o)};
     });
   }
 

@@ -8,7 +8,8 @@
 // Every generated type T declares, in its own namespace (found by ADL):
 //   void decode(const boost::json::value& in, T& out, const kube::json_path& at);
 //   void encode(const T& in, boost::json::value& out);
-// Their definitions live in compiled sources, so including a type's header
+//   void read_json(kube::codec::json_reader& in, T& out, const kube::json_path& at);
+// (read_json decodes straight from the text, see json_reader.hpp.) Their definitions live in compiled sources, so including a type's header
 // costs no JSON templates. decode keeps the members T does not know in
 // T::unknown_fields and encode writes them back; JSON null decodes as an
 // absent optional. A value of the wrong JSON type throws decode_error naming
@@ -56,6 +57,8 @@ private:
 
 namespace codec {
 
+class json_reader;
+
 /// Throws decode_error at `at`: "<path>: <problem>".
 [[noreturn]] void fail(const json_path& at, const std::string& problem);
 /// "expected <what>, got <JSON kind of v>".
@@ -92,11 +95,30 @@ using encode_fn = void (*)(const void*, boost::json::value&);
 /// Parses `text` and decodes it with `fn`; throws decode_error (the parse
 /// error has path ".").
 void decode_text(std::string_view text, decode_fn fn, void* out);
+/// Decodes straight from JSON text (json_reader.hpp), without a DOM.
+using read_fn = void (*)(json_reader&, void*, const json_path&);
+/// Decodes `text` with `read` (no DOM); when that fails, parses it and
+/// decodes with `fn`, whose decode_error is thrown (its messages are the
+/// reference wording).
+void decode_text(std::string_view text, read_fn read, decode_fn fn, void* out);
+/// Reads the reader's next value as a DOM value and decodes it with `fn`:
+/// read_erased's path for types without a read_json.
+void read_via_dom(json_reader& in, decode_fn fn, void* out, const json_path& at);
 [[nodiscard]] std::string encode_text(encode_fn fn, const void* in);
 
 template <class T>
 void decode_erased(const boost::json::value& v, void* out, const json_path& at) {
   decode(v, *static_cast<T*>(out), at);
+}
+/// read_json(in, T&, at) when T has one (generated types do), else the DOM
+/// codec on the next value.
+template <class T>
+void read_erased(json_reader& in, void* out, const json_path& at) {
+  if constexpr (requires(T& o) { read_json(in, o, at); }) {
+    read_json(in, *static_cast<T*>(out), at);
+  } else {
+    read_via_dom(in, &decode_erased<T>, out, at);
+  }
 }
 template <class T>
 void encode_erased(const void* in, boost::json::value& out) {
@@ -109,7 +131,7 @@ void encode_erased(const void* in, boost::json::value& out) {
 template <class T>
 [[nodiscard]] T from_json(std::string_view text) {
   T out{};
-  codec::decode_text(text, &codec::decode_erased<T>, &out);
+  codec::decode_text(text, &codec::read_erased<T>, &codec::decode_erased<T>, &out);
   return out;
 }
 

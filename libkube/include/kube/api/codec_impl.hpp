@@ -4,6 +4,7 @@
 // only by compiled sources (generated *.cpp); user code needs codec.hpp only.
 
 #include <kube/api/codec.hpp>
+#include <kube/api/json_reader.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -138,6 +139,92 @@ template <class T>
 void put(boost::json::object& o, std::string_view name, const T& v) {
   encode_from(v, o[name]);
 }
+
+// Straight from the text (json_reader): the same shapes as decode_into.
+
+inline void read_json(json_reader& in, std::string& out, const json_path& at) { in.read(out, at); }
+inline void read_json(json_reader& in, bool& out, const json_path& at) { in.read(out, at); }
+inline void read_json(json_reader& in, std::int32_t& out, const json_path& at) { in.read(out, at); }
+inline void read_json(json_reader& in, std::int64_t& out, const json_path& at) { in.read(out, at); }
+inline void read_json(json_reader& in, raw_json& out, const json_path& at) { in.read(out, at); }
+
+template <class T>
+void read_into(json_reader& in, T& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, std::optional<T>& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, std::vector<T>& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, std::map<std::string, T>& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, boxed<T>& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, heap_optional<T>& out, const json_path& at);
+
+/// Generated types and the plain leaves read themselves; the other leaves
+/// (int_or_string, quantity, timestamps, bytes, raw_json, double) decode the
+/// value through their DOM codec.
+template <class T>
+void read_into(json_reader& in, T& out, const json_path& at) {
+  if constexpr (requires { read_json(in, out, at); }) {
+    read_json(in, out, at);
+  } else {
+    const auto v = in.value();
+    decode(v, out, at);
+  }
+}
+
+template <class T>
+void read_into(json_reader& in, std::optional<T>& out, const json_path& at) {
+  if (in.try_null()) {
+    out.reset();
+    return;
+  }
+  read_into(in, out.emplace(), at);
+}
+
+template <class T>
+void read_into(json_reader& in, std::vector<T>& out, const json_path& at) {
+  out.clear();
+  if (in.try_null()) return;
+  if (!in.begin_array()) fail_type(in.value(), at, "an array");
+  for (std::size_t i = 0; in.next_element(); ++i) {
+    const json_path here{&at, {}, i};
+    read_into(in, out.emplace_back(), here);
+  }
+}
+
+template <class T>
+void read_into(json_reader& in, std::map<std::string, T>& out, const json_path& at) {
+  out.clear();
+  if (in.try_null()) return;
+  if (!in.begin_object()) fail_type(in.value(), at, "an object");
+  std::string_view key;
+  while (in.next_key(key)) {
+    const json_path here{&at, key};
+    // Go writes map keys sorted, so the hint at the end makes each insert O(1).
+    auto it = out.emplace_hint(out.end(), std::string(key), T{});
+    read_into(in, it->second, here);
+  }
+}
+
+template <class T>
+void read_into(json_reader& in, boxed<T>& out, const json_path& at) {
+  read_into(in, *out, at);
+}
+
+template <class T>
+void read_into(json_reader& in, heap_optional<T>& out, const json_path& at) {
+  if (in.try_null()) {
+    out.reset();
+    return;
+  }
+  read_into(in, out.emplace(), at);
+}
+
+/// The next value must be an object (consumed up to its first member), or a
+/// decode_error naming `at`.
+void expect_object(json_reader& in, const json_path& at);
 
 /// The object `in` is, or a decode_error naming `at`.
 const boost::json::object& expect_object(const boost::json::value& in, const json_path& at);

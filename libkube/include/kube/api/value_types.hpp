@@ -149,6 +149,10 @@ private:
 /// a cache than a parsed tree (managedFields alone are often half an
 /// object). value() parses on each call; dump() is free. Copies share the
 /// immutable text.
+namespace codec {
+class json_reader;
+}
+
 class raw_json {
 public:
   raw_json() = default;
@@ -169,6 +173,7 @@ public:
   friend bool operator==(const raw_json& a, const raw_json& b);
 
 private:
+  friend class codec::json_reader;  // keeps already compact text without a parse
   std::shared_ptr<const std::string> t_;
 };
 

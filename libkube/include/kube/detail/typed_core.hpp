@@ -57,13 +57,17 @@ struct typed_target {
   std::string group, version, api_version, kind, plural;
   bool namespaced = true;
   std::string namespace_name;  ///< empty: cluster-scoped, or all namespaces
+  /// Accept header of requests answered by one object (get, watch, writes)
+  /// and by a list (list, delete_collection); empty: application/json.
+  /// The metadata client asks for PartialObjectMetadata(List) here.
+  std::string accept_object, accept_list;
 };
 using typed_ptr = std::shared_ptr<const typed_target>;
 
 template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
-  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns)});
+  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
@@ -84,6 +88,7 @@ using typed_completion = completion<typed_done>;
 /// Where a decoded body goes.
 struct decode_slot {
   codec::decode_fn decode = nullptr;
+  codec::read_fn read = nullptr;  ///< straight from the text; decode reports bad input
   void* out = nullptr;
   std::shared_ptr<void> keep;  ///< keeps *out alive while the operation runs
 };
@@ -114,10 +119,14 @@ delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_vi
 /// to the result.
 struct list_slot {
   codec::decode_fn decode = nullptr;
+  codec::read_fn read = nullptr;  ///< straight from the text; decode reports bad input
   void* out = nullptr;
   std::shared_ptr<void> (*make_page)() = nullptr;
   void (*append)(void* dst, void* page) = nullptr;
   void (*clear)(void* dst) = nullptr;
+  /// The page's continue token; with `whole` (all pages into one list) the
+  /// page's continue and remainingItemCount are cleared.
+  std::string (*take_continue)(void* page, bool whole) = nullptr;
   std::shared_ptr<void> keep;
 };
 
@@ -125,6 +134,7 @@ template <class L>
 list_slot make_list_slot(std::shared_ptr<L> out) {
   list_slot s;
   s.decode = &codec::decode_erased<L>;
+  s.read = &codec::read_erased<L>;
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
   s.append = [](void* dst, void* page) {
@@ -133,6 +143,23 @@ list_slot make_list_slot(std::shared_ptr<L> out) {
     d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
   };
   s.clear = [](void* dst) { *static_cast<L*>(dst) = L{}; };
+  s.take_continue = [](void* page, bool whole) -> std::string {
+    auto& md = static_cast<L*>(page)->metadata;  // ListMeta, inline or optional
+    auto* m = [&] {
+      if constexpr (requires { md.has_value(); }) {
+        return md ? &*md : nullptr;
+      } else {
+        return &md;
+      }
+    }();
+    if (!m) return {};
+    std::string next = m->continue_.value_or(std::string());
+    if (whole) {
+      m->continue_.reset();
+      m->remaining_item_count.reset();
+    }
+    return next;
+  };
   s.keep = std::move(out);
   return s;
 }
@@ -196,6 +223,7 @@ template <class R>
 decode_slot make_decode_slot(std::shared_ptr<R> out) {
   decode_slot s;
   s.decode = &codec::decode_erased<R>;
+  s.read = &codec::read_erased<R>;
   s.out = out.get();
   s.keep = std::move(out);
   return s;

@@ -57,6 +57,13 @@ struct watch_decoder_params {
   /// node is allocated from the default resource (operator new).
   bool arena = true;
 
+  /// Keep the objects of ADDED/MODIFIED/DELETED events as text
+  /// (watch_event::object_text) instead of building a DOM: for consumers that
+  /// decode straight from text (kube::codec::json_reader). Events are still
+  /// checked to be valid JSON with a well-formed envelope, with the same
+  /// errors; BOOKMARK and ERROR events still get their DOM object.
+  bool raw_objects = false;
+
   /// How many bytes of the input around the failure an error message quotes
   /// (non-printable bytes escaped). 0 quotes nothing, e.g. for Secrets.
   std::size_t error_excerpt_size = 32;  // bytes
