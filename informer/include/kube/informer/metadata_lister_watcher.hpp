@@ -5,6 +5,7 @@
 // namespace or all. Needs kube::api (the generated meta/v1 types).
 
 #include <kube/informer/lister_watcher.hpp>
+#include <kube/informer/typed_lister_watcher.hpp>
 
 #include <kube/exception.hpp>
 #include <kube/metadata_api.hpp>
@@ -40,69 +41,20 @@ inline void prepare_metadata(partial_object_metadata& obj, bool whole, bool stri
   }
 }
 
-class metadata_event_stream final : public event_stream<partial_object_metadata> {
-public:
-  metadata_event_stream(typed_watch_stream<partial_object_metadata> s, std::string what, bool strip)
-      : s_(std::move(s)), what_(std::move(what)), strip_(strip) {}
-  ~metadata_event_stream() override { s_.close(); }
+/// Metadata objects need a name (their kind is PartialObjectMetadata, or the
+/// resource's own when a server sent whole objects).
+inline error_code check_metadata_object(const partial_object_metadata& obj, const std::string& what,
+                                        diagnostics& diag) {
+  if (!obj.name().empty()) return {};
+  diag.set_client_message(what + ": the object has no metadata.name");
+  return client_errc::decode_error;
+}
 
-  boost::asio::awaitable<std::optional<event<partial_object_metadata>>> next() override {
-    if (done_) {
-      co_return std::nullopt;
-    }
-    event<partial_object_metadata> out;
-    typed_watch_event<partial_object_metadata> ev;
-    try {
-      ev = co_await s_.async_next(kube::use_awaitable);
-    } catch (const kube::error& e) {
-      done_ = true;
-      co_return read_failure<partial_object_metadata>(e);
-    }
-    out.resource_version = std::move(ev.resource_version);
-    switch (ev.type) {
-    case watch_event_type::bookmark:
-      out.type = event_type::bookmark;
-      out.initial_events_end = ev.initial_events_end;
-      co_return out;
-    case watch_event_type::added:
-    case watch_event_type::modified:
-    case watch_event_type::deleted: {
-      out.type = ev.type == watch_event_type::added      ? event_type::added
-                 : ev.type == watch_event_type::modified ? event_type::modified
-                                                         : event_type::deleted;
-      if (ev.object.name().empty()) {
-        done_ = true;
-        out.type = event_type::error;
-        out.ec = client_errc::decode_error;
-        out.diag.set_client_message(what_ + " " + std::string(to_string(ev.type)) +
-                                    " event: the object has no metadata.name");
-        co_return out;
-      }
-      prepare_metadata(ev.object, !is_partial_object_metadata(ev.object), strip_);
-      out.object = std::make_shared<const partial_object_metadata>(std::move(ev.object));
-      co_return out;
-    }
-    case watch_event_type::error:  // typed streams report ERROR events as errors (above)
-      break;
-    }
-    done_ = true;
-    out.type = event_type::error;
-    out.ec = client_errc::watch_stream_error;
-    out.diag.set_client_message(what_ + ": unexpected event type");
-    co_return out;
-  }
-
-  void close() override {
-    done_ = true;
-    s_.close();
-  }
-
-private:
-  typed_watch_stream<partial_object_metadata> s_;
-  std::string what_;
-  bool strip_ = false;
-  bool done_ = false;
-};
+inline object_policy<partial_object_metadata> metadata_policy(bool strip_managed) {
+  return {&check_metadata_object,
+          [](partial_object_metadata& obj, bool strip) { prepare_metadata(obj, !is_partial_object_metadata(obj), strip); },
+          strip_managed};
+}
 
 } // namespace detail
 
@@ -127,23 +79,8 @@ public:
     if (!listed) {
       co_return out;
     }
-    auto& page = *listed;
-    const bool whole = !(page.kind && *page.kind == "PartialObjectMetadataList");
-    out.result.items.reserve(page.items.size());
-    for (auto& item : page.items) {
-      if (item.name().empty()) {
-        out.ec = client_errc::decode_error;
-        out.diag.set_client_message("list " + api_.resource().resource + ": an item has no metadata.name");
-        out.result = {};
-        co_return out;
-      }
-      detail::prepare_metadata(item, whole, opts_.strip_managed_fields);
-      out.result.items.push_back(std::make_shared<const partial_object_metadata>(std::move(item)));
-    }
-    if (page.metadata) {
-      if (page.metadata->resource_version) out.result.resource_version = std::move(*page.metadata->resource_version);
-      if (page.metadata->continue_) out.result.continue_token = std::move(*page.metadata->continue_);
-    }
+    detail::share_page(*listed, out, "list " + api_.resource().resource,
+                       detail::metadata_policy(opts_.strip_managed_fields));
     co_return out;
   }
 
@@ -156,8 +93,8 @@ public:
     if (!s) {
       co_return out;
     }
-    out.stream = std::make_unique<detail::metadata_event_stream>(std::move(*s), "watch " + api_.resource().resource,
-                                                                 opts_.strip_managed_fields);
+    out.stream = std::make_unique<detail::typed_event_stream<partial_object_metadata>>(
+        std::move(*s), "watch " + api_.resource().resource, detail::metadata_policy(opts_.strip_managed_fields));
     co_return out;
   }
 

@@ -42,11 +42,45 @@ error_code check_typed_object(const T& obj, const std::string& what, diagnostics
   return {};
 }
 
+/// What a lister_watcher does with each decoded object before sharing it:
+/// `check` may refuse it (an error event / failed list), `prepare` changes
+/// the still private object (`option`: e.g. strip managedFields).
+template <class T>
+struct object_policy {
+  error_code (*check)(const T& obj, const std::string& what, diagnostics& diag) = nullptr;
+  void (*prepare)(T& obj, bool option) = nullptr;
+  bool option = false;
+};
+
+/// Moves a decoded list page into `out`: items checked, prepared and shared,
+/// plus the page's resourceVersion and continue token. False (and `out`
+/// holds the error) when an item is refused.
+template <class T, class Page>
+bool share_page(Page& page, list_outcome<T>& out, const std::string& what, const object_policy<T>& policy) {
+  out.result.items.reserve(page.items.size());
+  for (auto& item : page.items) {
+    if (auto ec = policy.check(item, what, out.diag)) {
+      out.ec = ec;
+      out.result = {};
+      return false;
+    }
+    policy.prepare(item, policy.option);
+    out.result.items.push_back(std::make_shared<const T>(std::move(item)));
+  }
+  if (page.metadata) {
+    if (page.metadata->resource_version) out.result.resource_version = std::move(*page.metadata->resource_version);
+    if (page.metadata->continue_) out.result.continue_token = std::move(*page.metadata->continue_);
+  }
+  return true;
+}
+
+/// The events of a typed watch stream, each object checked and prepared by
+/// the policy before it is shared.
 template <class T>
 class typed_event_stream final : public event_stream<T> {
 public:
-  typed_event_stream(typed_watch_stream<T> s, std::string what, bool strip)
-      : s_(std::move(s)), what_(std::move(what)), strip_(strip) {}
+  typed_event_stream(typed_watch_stream<T> s, std::string what, object_policy<T> policy)
+      : s_(std::move(s)), what_(std::move(what)), policy_(policy) {}
   ~typed_event_stream() override { s_.close(); }
 
   boost::asio::awaitable<std::optional<event<T>>> next() override {
@@ -73,15 +107,13 @@ public:
       out.type = ev.type == watch_event_type::added      ? event_type::added
                  : ev.type == watch_event_type::modified ? event_type::modified
                                                          : event_type::deleted;
-      if (auto ec = check_typed_object(ev.object, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
+      if (auto ec = policy_.check(ev.object, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
         done_ = true;
         out.type = event_type::error;
         out.ec = ec;
         co_return out;
       }
-      if (strip_) {
-        ev.object.metadata.managed_fields.reset();
-      }
+      policy_.prepare(ev.object, policy_.option);
       out.object = std::make_shared<const T>(std::move(ev.object));
       co_return out;
     }
@@ -103,7 +135,7 @@ public:
 private:
   typed_watch_stream<T> s_;
   std::string what_;
-  bool strip_ = false;
+  object_policy<T> policy_;
   bool done_ = false;
 };
 
@@ -130,23 +162,7 @@ public:
     if (!listed) {
       co_return out;
     }
-    auto& page = *listed;
-    out.result.items.reserve(page.items.size());
-    for (auto& item : page.items) {
-      if (auto ec = detail::check_typed_object(item, "list " + std::string(resource_traits<T>::plural), out.diag)) {
-        out.ec = ec;
-        out.result = {};
-        co_return out;
-      }
-      if (opts_.strip_managed_fields) {
-        item.metadata.managed_fields.reset();
-      }
-      out.result.items.push_back(std::make_shared<const T>(std::move(item)));
-    }
-    if (page.metadata) {
-      if (page.metadata->resource_version) out.result.resource_version = std::move(*page.metadata->resource_version);
-      if (page.metadata->continue_) out.result.continue_token = std::move(*page.metadata->continue_);
-    }
+    detail::share_page(*listed, out, "list " + std::string(resource_traits<T>::plural), policy());
     co_return out;
   }
 
@@ -160,13 +176,21 @@ public:
       co_return out;
     }
     out.stream = std::make_unique<detail::typed_event_stream<T>>(
-        std::move(*s), "watch " + std::string(resource_traits<T>::plural), opts_.strip_managed_fields);
+        std::move(*s), "watch " + std::string(resource_traits<T>::plural), policy());
     co_return out;
   }
 
   [[nodiscard]] const api<T>& get_api() const noexcept { return api_; }
 
 private:
+  [[nodiscard]] detail::object_policy<T> policy() const {
+    return {&detail::check_typed_object<T>,
+            [](T& obj, bool strip) {
+              if (strip) obj.metadata.managed_fields.reset();
+            },
+            opts_.strip_managed_fields};
+  }
+
   void apply_selectors(std::string& label, std::string& field) const {
     detail::default_selectors(label, field, opts_.label_selector, opts_.field_selector);
   }
