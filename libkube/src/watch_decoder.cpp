@@ -211,19 +211,25 @@ struct watch_decoder::impl {
     std::string_view object_text;
     bool has_type = false;
     bool has_object = false;
-    codec::json_reader r(text);
-    r.begin_object();  // the first byte was '{'
-    std::string_view key;
-    while (r.next_key(key)) {
-      if (key == "type") {
-        type = r.value();
-        has_type = true;
-      } else if (key == "object") {
-        object_text = r.skip();
-        has_object = true;
-      } else {
-        (void)r.skip();
+    try {
+      codec::json_reader r(text);
+      r.begin_object();  // the first byte was '{'
+      std::string_view key;
+      while (r.next_key(key)) {
+        if (key == "type") {
+          type = r.value();
+          has_type = true;
+        } else if (key == "object") {
+          object_text = r.skip();
+          has_object = true;
+        } else {
+          (void)r.skip();
+        }
       }
+    } catch (const decode_error& e) {
+      // The grammar was checked; only a nesting deeper than the reader's
+      // limit (max_depth set above it) gets here.
+      return fail(event_start, e.what(), in, event_head());
     }
     if (has_object) {
       switch (object_text.front()) {

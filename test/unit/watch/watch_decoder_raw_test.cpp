@@ -119,3 +119,14 @@ TEST_CASE("raw_objects: BOOKMARK and ERROR events keep their DOM object", "[watc
   kube::diagnostics diag;
   CHECK(kube::watch_event_error(got.events[1], diag) == kube::api_errc::expired);
 }
+
+TEST_CASE("raw_objects: an event nested deeper than the text reader accepts fails cleanly", "[watch][raw][malformed]") {
+  auto params = raw_params();
+  params.max_depth = 3000;  // above json_reader::max_depth (1000)
+  const std::string body = event("ADDED", "a") + "\n" + R"({"type":"ADDED","object":{"deep":)" + std::string(1500, '[') +
+                           std::string(1500, ']') + "}}";
+  const auto got = watch_test::decode_whole(body, params);
+  CHECK(got.events.size() == 1);
+  CHECK(got.ec == kube::client_errc::watch_stream_error);
+  CHECK(got.message.find("nested too deeply") != std::string::npos);
+}
