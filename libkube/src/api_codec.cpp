@@ -1,4 +1,5 @@
 #include <kube/api/codec_impl.hpp>
+#include <kube/api/json_reader.hpp>
 #include <kube/detail/config_files.hpp>
 
 #include <boost/json/monotonic_resource.hpp>
@@ -186,7 +187,9 @@ void encode(const raw_json& in, json::value& out) { out = in.value(); }  // pars
 void decode_text(std::string_view text, decode_fn fn, void* out) {
   boost::system::error_code ec;
   json::monotonic_resource mr;
-  auto v = json::parse(text, ec, &mr);
+  json::parse_options opt;
+  opt.max_depth = json_reader::max_depth;  // as deep as read_json accepts
+  auto v = json::parse(text, ec, &mr, opt);
   if (ec) throw decode_error(".", "not JSON: " + ec.message());
   const json_path root{};
   fn(v, out, root);

@@ -129,7 +129,9 @@ error_code decode_value(const json::value& v, codec::decode_fn fn, void* out, co
 error_code parse_body(const std::string& body, const std::string& what, json::value& v, json::storage_ptr arena,
                       diagnostics& diag) {
   boost::system::error_code jec;
-  v = json::parse(body, jec, std::move(arena));
+  json::parse_options opt;
+  opt.max_depth = codec::json_reader::max_depth;  // as deep as read_json accepts
+  v = json::parse(body, jec, std::move(arena), opt);
   if (jec || !v.is_object()) {
     diag.set_client_message(what + ": the response is not a JSON object" + (jec ? " (" + jec.message() + ")" : ""));
     return client_errc::decode_error;

@@ -48,6 +48,8 @@ TEST_CASE("json_reader agrees with the DOM decoder on escapes, unicode and odd s
   check_same(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1.5","memory":"1e3"}}}]}})");
   // unknown members of every JSON kind, at several levels
   check_same(R"({"zz":[1,-2.5e3,true,false,null,"s",{"x":[[]]}],"metadata":{"name":"p","yy":{"":0}}})");
+  // deeper than boost::json's default limit of 32: both decoders accept up to 1,000 levels
+  check_same(R"({"zz":)" + std::string(40, '[') + std::string(40, ']') + "}");
   // duplicate keys: the last one wins in both
   check_same(R"({"metadata":{"name":"first","name":"second","labels":{"a":"1","a":"2"}}})");
 }
