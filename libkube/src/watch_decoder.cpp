@@ -204,8 +204,15 @@ struct watch_decoder::impl {
   // raw_objects: the event's text is valid JSON (the grammar parser said so);
   // read the envelope from it, keep the object as text.
   error_code complete_raw_event(std::string_view in, std::string_view tail) {
-    std::string text = held;
-    text.append(tail);
+    // The event's text: `tail` alone when it arrived in one write (the usual
+    // case), else joined with the part held from earlier writes.
+    std::string joined;
+    std::string_view text = tail;
+    if (!held.empty()) {
+      joined = held;
+      joined.append(tail);
+      text = joined;
+    }
     json::value type;
     json::value object_kind;  // the object's DOM only for BOOKMARK/ERROR; else a stand-in of its kind
     std::string_view object_text;
