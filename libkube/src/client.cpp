@@ -220,7 +220,7 @@ error_code status_error(unsigned http_status, const std::string& body, const req
 
 client_impl::client_impl(asio::any_io_executor ex, transport_settings s)
     : executor(ex),
-      strand(asio::make_strand(ex)),
+      strand(make_strand_executor(ex)),
       settings(std::move(s)),
       ep(make_endpoint(settings)),
       tls(ep.tls ? make_tls_context(settings) : nullptr),

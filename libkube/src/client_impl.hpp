@@ -6,6 +6,7 @@
 #include "token_bucket.hpp"
 
 #include <kube/detail/initiate.hpp>
+#include <kube/detail/strand.hpp>
 #include <kube/detail/transport_settings.hpp>
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch_stream.hpp>
@@ -102,7 +103,7 @@ public:
   client_impl(boost::asio::any_io_executor ex, transport_settings s);
 
   boost::asio::any_io_executor executor;
-  boost::asio::strand<boost::asio::any_io_executor> strand;
+  boost::asio::any_io_executor strand;  // make_strand_executor(executor)
   transport_settings settings;
   endpoint ep;
   std::shared_ptr<boost::asio::ssl::context> tls;
@@ -163,6 +164,16 @@ struct watch_state {
   void fail(error_code ec);
   void close();
 };
+
+/// The library's own way into a watch_stream's state.
+struct watch_stream_access {
+  static const std::shared_ptr<watch_state>& state(const watch_stream& w) noexcept { return w.state_; }
+};
+
+/// The next event of `state`'s stream (watch_stream_error for a null one,
+/// the default-constructed stream); on the client's strand. Cancellation
+/// ends the stream, as async_next documents.
+boost::asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state);
 
 /// The text of each `299 - "text" "date"` Warning header.
 std::vector<std::string> parse_warnings(const boost::beast::http::fields& headers);

@@ -486,18 +486,16 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
       impl,
       [t, w = std::move(w), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
         result<typed_done> res;
-        // emplace move-constructs: assigning would copy the event's arena-held object.
-        std::optional<watch_event> ev;
-        // kube::use_awaitable keeps the stream's diagnostics (in kube::error).
-        try {
-          ev.emplace(co_await w.async_next());
-        } catch (const kube::error& e) {
-          res.ec = e.code();
-          res.diag = e.diag();
+        // Already on the client's strand: read the stream's next event here
+        // rather than through w.async_next(), a second co_spawn per event.
+        auto ev = co_await next_watch_event(watch_stream_access::state(w));
+        if (ev.ec) {
+          res.ec = ev.ec;
+          res.diag = std::move(ev.diag);
           co_return res;
         }
         const auto what = "watch " + where(*t, t->namespaced ? t->namespace_name : std::string());
-        res.ec = translate_watch_event(*ev, out, what, res.diag);
+        res.ec = translate_watch_event(ev.value, out, what, res.diag);
         co_return res;
       },
       std::move(h));

@@ -167,6 +167,18 @@ void start_watch(const std::shared_ptr<client_impl>& impl, request req, completi
       impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
 }
 
+asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state) {
+  if (!state) {
+    result<watch_event> r;
+    r.ec = client_errc::watch_stream_error;
+    r.diag.set_client_message("async_next on an empty watch_stream");
+    co_return r;
+  }
+  auto r = co_await state->next();
+  if (r.ec == asio::error::operation_aborted) state->close();
+  co_return r;
+}
+
 void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler) {
   if (!state) {
     auto ex = asio::get_associated_executor(handler);
@@ -178,12 +190,7 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
     return;
   }
   spawn_op<watch_event>(
-      state->impl, [state]() -> asio::awaitable<result<watch_event>> {
-        auto r = co_await state->next();
-        if (r.ec == asio::error::operation_aborted) state->close();
-        co_return r;
-      },
-      std::move(handler));
+      state->impl, [state]() { return next_watch_event(state); }, std::move(handler));
 }
 
 } // namespace detail

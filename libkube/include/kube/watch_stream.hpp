@@ -9,6 +9,7 @@ namespace kube {
 
 namespace detail {
 struct watch_state;
+struct watch_stream_access;
 void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler);
 } // namespace detail
 
@@ -56,6 +57,7 @@ public:
   [[nodiscard]] bool is_open() const noexcept;
 
 private:
+  friend struct detail::watch_stream_access;
   std::shared_ptr<detail::watch_state> state_;
 };
 

@@ -33,6 +33,7 @@
 // thread. The work_loop must outlive its async_run.
 
 #include <kube/controller/reconcile.hpp>
+#include <kube/detail/strand.hpp>
 #include <kube/informer/detail/spawn.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
@@ -88,7 +89,8 @@ class work_loop {
 public:
   using reconcile_fn = std::function<boost::asio::awaitable<reconcile_result>(const std::string& key)>;
   using ready_fn = std::function<boost::asio::awaitable<void>()>;
-  using executor_type = boost::asio::strand<boost::asio::any_io_executor>;
+  /// A strand over the executor given (kube::detail::make_strand_executor).
+  using executor_type = boost::asio::any_io_executor;
 
   explicit work_loop(const boost::asio::any_io_executor& ex, work_loop_options options = {});
   work_loop(const work_loop&) = delete;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <kube/detail/strand.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/metadata_lister_watcher.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>
@@ -53,7 +54,7 @@ public:
   informer_factory(client c, informer_factory_options options = {})
       : client_(std::move(c)),
         opts_(std::move(options)),
-        strand_(boost::asio::make_strand(client_.get_executor())),
+        strand_(kube::detail::make_strand_executor(client_.get_executor())),
         cv_(strand_, boost::asio::steady_timer::time_point::max()) {}
 
   informer_factory(const informer_factory&) = delete;
@@ -257,7 +258,7 @@ private:
 
   client client_;
   informer_factory_options opts_;
-  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  boost::asio::any_io_executor strand_;  // a strand (make_strand_executor)
   boost::asio::steady_timer cv_;
   mutable std::mutex m_;
   std::map<std::string, entry> entries_;

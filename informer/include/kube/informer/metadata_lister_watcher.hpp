@@ -43,10 +43,10 @@ inline void prepare_metadata(partial_object_metadata& obj, bool whole, bool stri
 
 /// Metadata objects need a name (their kind is PartialObjectMetadata, or the
 /// resource's own when a server sent whole objects).
-inline error_code check_metadata_object(const partial_object_metadata& obj, const std::string& what,
+inline error_code check_metadata_object(const partial_object_metadata& obj, const object_origin& from,
                                         diagnostics& diag) {
   if (!obj.name().empty()) return {};
-  diag.set_client_message(what + ": the object has no metadata.name");
+  diag.set_client_message(from.describe() + ": the object has no metadata.name");
   return client_errc::decode_error;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <kube/detail/strand.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta.hpp>
 #include <kube/informer/delta_fifo.hpp>
@@ -142,11 +143,12 @@ template <class T>
 class shared_index_informer {
 public:
   using object_ptr = std::shared_ptr<const T>;
-  using executor_type = boost::asio::strand<boost::asio::any_io_executor>;
+  /// A strand over the executor given (kube::detail::make_strand_executor).
+  using executor_type = boost::asio::any_io_executor;
 
   shared_index_informer(boost::asio::any_io_executor ex, std::shared_ptr<lister_watcher<T>> lw,
                         informer_options<T> options = {})
-      : strand_(boost::asio::make_strand(std::move(ex))),
+      : strand_(kube::detail::make_strand_executor(ex)),
         o_(std::move(options)),
         cache_(std::make_shared<indexer<T>>(o_.key, std::move(o_.indexers))),
         fifo_(o_.key, cache_.get()),

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace kube::informer {
@@ -28,15 +29,33 @@ struct typed_lister_watcher_options {
 namespace detail {
 
 /// A watch object's `kind` must be T's (list items carry none).
+/// What a refused object is called in its error: `what` ("watch pods"),
+/// then, for a watch event, its type ("watch pods MODIFIED event"). The text
+/// is built only when an object is refused: the hot path allocates nothing.
+struct object_origin {
+  std::string_view what;
+  std::string_view event_type;  // empty for a list item
+
+  [[nodiscard]] std::string describe() const {
+    std::string s(what);
+    if (!event_type.empty()) {
+      s += ' ';
+      s += event_type;
+      s += " event";
+    }
+    return s;
+  }
+};
+
 template <class T>
-error_code check_typed_object(const T& obj, const std::string& what, diagnostics& diag) {
+error_code check_typed_object(const T& obj, const object_origin& from, diagnostics& diag) {
   if (obj.kind && !obj.kind->empty() && *obj.kind != resource_traits<T>::kind) {
-    diag.set_client_message(what + ": expected an object of kind " + std::string(resource_traits<T>::kind) +
+    diag.set_client_message(from.describe() + ": expected an object of kind " + std::string(resource_traits<T>::kind) +
                             ", got kind \"" + *obj.kind + "\"");
     return client_errc::decode_error;
   }
   if (obj.name().empty()) {
-    diag.set_client_message(what + ": the object has no metadata.name");
+    diag.set_client_message(from.describe() + ": the object has no metadata.name");
     return client_errc::decode_error;
   }
   return {};
@@ -47,7 +66,7 @@ error_code check_typed_object(const T& obj, const std::string& what, diagnostics
 /// the still private object (`option`: e.g. strip managedFields).
 template <class T>
 struct object_policy {
-  error_code (*check)(const T& obj, const std::string& what, diagnostics& diag) = nullptr;
+  error_code (*check)(const T& obj, const object_origin& from, diagnostics& diag) = nullptr;
   void (*prepare)(T& obj, bool option) = nullptr;
   bool option = false;
 };
@@ -59,7 +78,7 @@ template <class T, class Page>
 bool share_page(Page& page, list_outcome<T>& out, const std::string& what, const object_policy<T>& policy) {
   out.result.items.reserve(page.items.size());
   for (auto& item : page.items) {
-    if (auto ec = policy.check(item, what, out.diag)) {
+    if (auto ec = policy.check(item, {what, {}}, out.diag)) {
       out.ec = ec;
       out.result = {};
       return false;
@@ -107,7 +126,7 @@ public:
       out.type = ev.type == watch_event_type::added      ? event_type::added
                  : ev.type == watch_event_type::modified ? event_type::modified
                                                          : event_type::deleted;
-      if (auto ec = policy_.check(ev.object, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
+      if (auto ec = policy_.check(ev.object, {what_, to_string(ev.type)}, out.diag)) {
         done_ = true;
         out.type = event_type::error;
         out.ec = ec;
