@@ -9,8 +9,8 @@
 # times per implementation, alternating: start the informer, wait until it
 # reports SYNCED, make U updates with podload, and let the informer exit
 # once it has seen U update events. Each informer process reports its own
-# time to sync, CPU seconds (user+sys, getrusage), peak RSS, and RSS before
-# and after the sync. -s gives both informers the strip-managedFields
+# time to sync, CPU seconds (user+sys, getrusage; in all, at SYNCED, and the
+# system part of all), peak RSS, and RSS before and after the sync. -s gives both informers the strip-managedFields
 # transform. Prints medians and ratios ours/client-go (< 1: ours uses less).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -89,6 +89,8 @@ for line in open(sys.argv[1]):
     rows.setdefault(int(f["n"]), {}).setdefault(f["impl"], []).append(f)
 def med(rs, key):
     return statistics.median(float(r[key]) for r in rs)
+def upd(rs):
+    return statistics.median(float(r["cpu_s"]) - float(r["cpu_synced_s"]) for r in rs)
 def per_obj(rs, n):
     return statistics.median((float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n for r in rs)
 print(f"informer benchmark: medians of {sys.argv[2]} runs, {sys.argv[3]} updates after sync, transform: {sys.argv[4]}")
@@ -100,6 +102,9 @@ for n in sorted(rows):
     for label, fk, fg in [
         ("time to synced (s)", med(k, "sync_s"), med(g, "sync_s")),
         ("CPU seconds", med(k, "cpu_s"), med(g, "cpu_s")),
+        ("  CPU to synced", med(k, "cpu_synced_s"), med(g, "cpu_synced_s")),
+        ("  CPU in updates", upd(k), upd(g)),
+        ("  of which system", med(k, "sys_s"), med(g, "sys_s")),
         ("peak RSS (MiB)", med(k, "maxrss_kb") / 1024, med(g, "maxrss_kb") / 1024),
         ("RSS/object (bytes)", per_obj(k, n), per_obj(g, n)),
         ("updates phase (s)", med(k, "updates_s"), med(g, "updates_s")),
