@@ -167,11 +167,15 @@ void start_watch(const std::shared_ptr<client_impl>& impl, request req, completi
       impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
 }
 
+namespace {
+constexpr const char* empty_stream_message = "async_next on an empty watch_stream";
+} // namespace
+
 asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state) {
   if (!state) {
     result<watch_event> r;
     r.ec = client_errc::watch_stream_error;
-    r.diag.set_client_message("async_next on an empty watch_stream");
+    r.diag.set_client_message(empty_stream_message);
     co_return r;
   }
   auto r = co_await state->next();
@@ -184,7 +188,7 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
     auto ex = asio::get_associated_executor(handler);
     ex.execute([h = std::move(handler)]() mutable {
       diagnostics d;
-      d.set_client_message("async_next on an empty watch_stream");
+      d.set_client_message(empty_stream_message);
       std::move(h)(error_code(client_errc::watch_stream_error), std::move(d), watch_event{});
     });
     return;
