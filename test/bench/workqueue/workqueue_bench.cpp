@@ -139,10 +139,10 @@ double distinct(std::size_t n, int workers, bool producer_thread) {
   std::thread producer;
   if (producer_thread) {
     producer = std::thread([&] {
-      for (auto& k : keys) q.add(k);
+      for (auto& k : keys) q.add(std::move(k));
     });
   } else {
-    asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add(keys[i]); }), asio::detached);
+    asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add(std::move(keys[i])); }), asio::detached);
   }
   io.run();
   if (producer.joinable()) producer.join();
@@ -206,7 +206,8 @@ double add_after_random(std::size_t n) {
         }
       },
       asio::detached);
-  asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add_after(keys[i], delays[i]); }), asio::detached);
+  asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add_after(std::move(keys[i]), delays[i]); }),
+                 asio::detached);
   io.run();
   if (processed != n) throw std::runtime_error("add_after_random: processed " + std::to_string(processed));
   return std::chrono::duration<double, std::nano>(end - start).count();
