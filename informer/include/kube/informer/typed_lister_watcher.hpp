@@ -28,10 +28,9 @@ struct typed_lister_watcher_options {
 
 namespace detail {
 
-/// A watch object's `kind` must be T's (list items carry none).
 /// What a refused object is called in its error: `what` ("watch pods"),
 /// then, for a watch event, its type ("watch pods MODIFIED event"). The text
-/// is built only when an object is refused: the hot path allocates nothing.
+/// is built only when an object is refused, so accepting one allocates nothing.
 struct object_origin {
   std::string_view what;
   std::string_view event_type;  // empty for a list item
@@ -47,6 +46,7 @@ struct object_origin {
   }
 };
 
+/// A watch object's `kind` must be T's (list items carry none).
 template <class T>
 error_code check_typed_object(const T& obj, const object_origin& from, diagnostics& diag) {
   if (obj.kind && !obj.kind->empty() && *obj.kind != resource_traits<T>::kind) {
