@@ -368,11 +368,23 @@ public:
     co_await forever.async_wait(asio::use_awaitable);
   }
 
+  // client-go's release: read the Lease first. A renew cancelled while in
+  // flight may have reached the server, and then the resourceVersion kept
+  // here is stale: the update would conflict, and the others would wait out
+  // the whole lease_duration instead of taking over at their next retry.
   asio::awaitable<void> release() {
     if (!state_.is_leader() || !lease_) co_return;
-    const auto rec = state_.released(format_micro_time(std::chrono::system_clock::now()));
-    const auto obj = with_record(*lease_, rec);
     const auto deadline = steady::now() + cfg_.renew_deadline;
+    auto get_op = timed(leases_.async_get(cfg_.lease_name, asio::as_tuple(asio::use_awaitable)), deadline);
+    auto [gec, got] = co_await std::move(get_op);
+    if (gec) {
+      log(log_level::warning, "releasing the lease failed: reading it: " + what(gec));
+      co_return;
+    }
+    auto rec = state_.released(format_micro_time(std::chrono::system_clock::now()));
+    rec.leader_transitions = record_of(got).leader_transitions;
+    lease_ = std::move(got);
+    const auto obj = with_record(*lease_, rec);
     auto [ec, res] = co_await replace(obj, deadline);
     if (ec) {
       log(log_level::warning, "releasing the lease failed: " + what(ec));
