@@ -2,6 +2,7 @@
 #include <kube/api/json_reader.hpp>
 
 #include "json_grammar.hpp"
+#include "json_text_pool.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
@@ -316,7 +317,7 @@ void json_reader::read(raw_json& out, const json_path& at) {
     compact = !ec && n == text.size() && check.done();
   }
   if (compact) {
-    out.t_ = std::make_shared<const std::string>(text);
+    out.t_ = kube::detail::shared_json_text(text);
     return;
   }
   p_ = start;

@@ -1,11 +1,14 @@
 #include <kube/api/value_types.hpp>
 
+#include "json_text_pool.hpp"
+
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -258,7 +261,7 @@ std::string timestamp::to_micro_string() const { return format_time(t_, true); }
 
 // ---- raw_json --------------------------------------------------------------
 
-raw_json::raw_json(const boost::json::value& v) : t_(std::make_shared<const std::string>(boost::json::serialize(v))) {}
+raw_json::raw_json(const boost::json::value& v) : t_(detail::shared_json_text(boost::json::serialize(v))) {}
 
 boost::json::value raw_json::value() const {
   if (!t_) return nullptr;
@@ -267,7 +270,7 @@ boost::json::value raw_json::value() const {
 
 bool raw_json::is_null() const noexcept { return !t_ || *t_ == "null"; }
 
-void raw_json::set(const boost::json::value& v) { t_ = std::make_shared<const std::string>(boost::json::serialize(v)); }
+void raw_json::set(const boost::json::value& v) { t_ = detail::shared_json_text(boost::json::serialize(v)); }
 
 raw_json raw_json::parse(std::string_view json) {
   boost::system::error_code ec;
@@ -285,32 +288,54 @@ bool operator==(const raw_json& a, const raw_json& b) {
 
 // ---- unknown_fields --------------------------------------------------------
 
-bool unknown_fields::empty() const noexcept { return !o_ || o_->empty(); }
-std::size_t unknown_fields::size() const noexcept { return o_ ? o_->size() : 0; }
+struct unknown_fields::rep {
+  std::atomic<std::size_t> refs{1};
+  boost::json::object members;
+};
 
-const boost::json::value* unknown_fields::find(std::string_view key) const noexcept {
-  return o_ ? o_->if_contains(key) : nullptr;
+void unknown_fields::add_ref(rep* r) noexcept { r->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void unknown_fields::release(rep* r) noexcept {
+  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete r;
 }
 
+const boost::json::object* unknown_fields::get() const noexcept { return r_ ? &r_->members : nullptr; }
+
+bool unknown_fields::empty() const noexcept { return !r_ || r_->members.empty(); }
+std::size_t unknown_fields::size() const noexcept { return r_ ? r_->members.size() : 0; }
+
+const boost::json::value* unknown_fields::find(std::string_view key) const noexcept {
+  return r_ ? r_->members.if_contains(key) : nullptr;
+}
+
+namespace {
+// The members of `r_`, owned by this holder alone (copied if shared).
+template <class Rep>
+Rep* unshare(Rep* r, void (*release)(Rep*) noexcept) {
+  if (!r) return new Rep;
+  if (r->refs.load(std::memory_order_acquire) == 1) return r;
+  auto own = std::make_unique<Rep>();
+  own->members = r->members;
+  release(r);
+  return own.release();
+}
+} // namespace
+
 void unknown_fields::set(std::string_view key, boost::json::value v) {
-  if (!o_) {
-    o_ = std::make_shared<boost::json::object>();
-  } else if (o_.use_count() > 1) {
-    o_ = std::make_shared<boost::json::object>(*o_);
-  }
-  (*o_)[key] = std::move(v);
+  r_ = unshare(r_, &release);
+  r_->members[key] = std::move(v);
 }
 
 bool unknown_fields::erase(std::string_view key) {
-  if (!o_ || !o_->contains(key)) return false;
-  if (o_.use_count() > 1) o_ = std::make_shared<boost::json::object>(*o_);
-  o_->erase(key);
+  if (!r_ || !r_->members.contains(key)) return false;
+  r_ = unshare(r_, &release);
+  r_->members.erase(key);
   return true;
 }
 
 bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept {
   if (a.empty() || b.empty()) return a.empty() == b.empty();
-  return *a.o_ == *b.o_;
+  return a.r_->members == b.r_->members;
 }
 
 } // namespace kube

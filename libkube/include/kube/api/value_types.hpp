@@ -148,7 +148,9 @@ private:
 /// JSON text, as Go keeps RawExtension and FieldsV1 as bytes: far smaller in
 /// a cache than a parsed tree (managedFields alone are often half an
 /// object). value() parses on each call; dump() is free. Copies share the
-/// immutable text.
+/// immutable text, and so do values decoded or built from equal text (one
+/// process-wide pool: the Pods of one ReplicaSet carry the same
+/// managedFields text, kept once; see docs/guides/types.md).
 namespace codec {
 class json_reader;
 }
@@ -183,21 +185,46 @@ private:
 /// immutable object until one of them is changed.
 class unknown_fields {
 public:
-  unknown_fields() = default;
+  unknown_fields() noexcept = default;
+  unknown_fields(const unknown_fields& o) noexcept : r_(o.r_) {
+    if (r_) add_ref(r_);
+  }
+  unknown_fields(unknown_fields&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  unknown_fields& operator=(const unknown_fields& o) noexcept {
+    unknown_fields(o).swap(*this);
+    return *this;
+  }
+  unknown_fields& operator=(unknown_fields&& o) noexcept {
+    unknown_fields(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~unknown_fields() {
+    if (r_) release(r_);
+  }
+  void swap(unknown_fields& o) noexcept { std::swap(r_, o.r_); }
+
   [[nodiscard]] bool empty() const noexcept;
   [[nodiscard]] std::size_t size() const noexcept;
   /// The member, or nullptr.
   [[nodiscard]] const boost::json::value* find(std::string_view key) const noexcept;
   void set(std::string_view key, boost::json::value v);
   bool erase(std::string_view key);
-  void clear() noexcept { o_.reset(); }
+  void clear() noexcept {
+    if (r_) release(std::exchange(r_, nullptr));
+  }
   /// The members, or nullptr when there are none.
-  [[nodiscard]] const boost::json::object* get() const noexcept { return o_.get(); }
+  [[nodiscard]] const boost::json::object* get() const noexcept;
 
   friend bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept;
 
 private:
-  std::shared_ptr<boost::json::object> o_;  // never mutated once shared
+  // One pointer, not a std::shared_ptr: every generated struct has one of
+  // these and nearly all are empty, so its size counts in every cached
+  // object. The members and a reference count, never mutated once shared.
+  struct rep;
+  static void add_ref(rep* r) noexcept;
+  static void release(rep* r) noexcept;
+  rep* r_ = nullptr;
 };
 
 /// An optional value kept on the heap: std::optional's interface (emplace,

@@ -1,0 +1,25 @@
+#pragma once
+
+// One shared buffer per distinct raw_json text (see raw_json in
+// value_types.hpp). Every Pod a ReplicaSet creates carries the same
+// managedFields (fieldsV1) text, a few kilobytes; an informer that caches
+// ten thousand of them keeps that text once instead of ten thousand times.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kube::detail {
+
+/// The shared, immutable copy of `text`: the one already in use when some
+/// live raw_json holds equal text, else a new one that later calls with the
+/// same text share. The pool holds no strong reference: a text is freed
+/// when its last holder lets go.
+///
+/// Thread safety: may be called from any thread (one mutex around the pool).
+[[nodiscard]] std::shared_ptr<const std::string> shared_json_text(std::string_view text);
+
+/// Distinct texts currently in the pool (tests).
+[[nodiscard]] std::size_t shared_json_text_count();
+
+} // namespace kube::detail
