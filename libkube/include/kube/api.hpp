@@ -118,6 +118,20 @@ public:
     return list_impl(params, true, std::forward<Token>(token));
   }
 
+  /// Like async_list (one page), but each item is decoded straight into its
+  /// own std::shared_ptr<T> and no list_type is built (see shared_list):
+  /// for callers that keep the items shared, as informers do.
+  /// Completion: void(error_code, shared_list<T>).
+  template <class Token = use_awaitable_t>
+  auto async_list_shared(const list_params& params = defaults<list_params>, Token&& token = {}) {
+    return detail::typed_initiate<shared_list<T>>(
+        [t = t_, p = params](std::shared_ptr<shared_list<T>> out, detail::typed_completion h) mutable {
+          detail::typed_list(std::move(t), std::move(p), false, detail::make_shared_list_slot<T>(std::move(out)),
+                             std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
   /// Opens a watch (see typed_watch_stream). A refused watch (410 for a
   /// too old resourceVersion, 403) fails here with the server's Status.
   /// Completion: void(error_code, typed_watch_stream<T>).
@@ -321,6 +335,11 @@ public:
   template <class Token>
     requires(!std::is_convertible_v<Token, const list_params&>)
   auto async_list_all(Token&& token) { return async_list_all(defaults<list_params>, std::forward<Token>(token)); }
+  template <class Token>
+    requires(!std::is_convertible_v<Token, const list_params&>)
+  auto async_list_shared(Token&& token) {
+    return async_list_shared(defaults<list_params>, std::forward<Token>(token));
+  }
   template <class Token>
     requires(!std::is_convertible_v<Token, const watch_params&>)
   auto async_watch(Token&& token) { return async_watch(defaults<watch_params>, std::forward<Token>(token)); }

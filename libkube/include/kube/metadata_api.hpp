@@ -137,6 +137,20 @@ public:
     return list_impl(params, true, std::forward<Token>(token));
   }
 
+  /// One page, each item decoded straight into its own shared_ptr (see
+  /// api<T>::async_list_shared). Completion:
+  /// void(error_code, shared_list<partial_object_metadata>).
+  template <class Token = use_awaitable_t>
+  auto async_list_shared(const list_params& params = defaults<list_params>, Token&& token = {}) {
+    using L = shared_list<partial_object_metadata>;
+    return detail::typed_initiate<L>(
+        [t = t_, p = params](std::shared_ptr<L> out, detail::typed_completion h) mutable {
+          detail::typed_list(std::move(t), std::move(p), false,
+                             detail::make_shared_list_slot<partial_object_metadata>(std::move(out)), std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
   /// Opens a watch whose events carry partial_object_metadata (see
   /// typed_watch_stream). Completion:
   /// `void(error_code, typed_watch_stream<partial_object_metadata>)`.

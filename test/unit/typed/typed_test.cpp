@@ -470,6 +470,78 @@ TEST_CASE("list_all follows continue tokens, decodes each page, and names a misf
   CHECK(targets[1] == "/api/v1/namespaces/demo/configmaps?limit=2&continue=p2");
 }
 
+TEST_CASE("list_shared decodes each item into its own shared_ptr, with the list's metadata", "[typed][list]") {
+  with_server(
+      [](const http::request<http::string_body>& req) {
+        const std::string t(req.target());
+        std::string body;
+        if (t.find("labelSelector=bad") != std::string::npos) {
+          body = R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"ok","namespace":"n"}},{"metadata":{"name":"wrong","namespace":"n"},"data":{"k":false}}]})";
+        } else if (t.find("labelSelector=notarray") != std::string::npos) {
+          body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"4"},"items":{"a":1}})";
+        } else if (t.find("labelSelector=empty") != std::string::npos) {
+          body = R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":null,"items":null})";
+        } else {
+          // Envelope members in any order, one unknown to this client, escapes in an item.
+          body = R"({"items":[{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v\u00e9"}},{"metadata":{"name":"b"}}],)"
+                 R"("kind":"ConfigMapList","apiVersion":"v1","future":{"x":[1,2]},)"
+                 R"("metadata":{"selfLink":"/x","resourceVersion":"7","continue":"p2","remainingItemCount":5}})";
+        }
+        return std::vector<std::string>{json_response(200, body)};
+      },
+      [](kube::client c) -> asio::awaitable<void> {
+        kube::api<ConfigMap> cms(c, "demo");
+        auto page = co_await cms.async_list_shared();
+        REQUIRE(page.items.size() == 2);
+        REQUIRE(page.items[0]);
+        CHECK(page.items[0]->name() == "a");
+        CHECK(page.items[0]->data->at("k") == "v\xc3\xa9");
+        CHECK(page.items[1]->name() == "b");
+        CHECK(page.resource_version == "7");
+        CHECK(page.continue_token == "p2");
+        CHECK(page.remaining_item_count == 5);
+        // The same objects as the list_type path decodes.
+        auto whole = co_await cms.async_list();
+        REQUIRE(whole.items.size() == 2);
+        CHECK(kube::to_json(whole.items[0]) == kube::to_json(*page.items[0]));
+        CHECK(kube::to_json(whole.items[1]) == kube::to_json(*page.items[1]));
+
+        kube::list_params empty;
+        empty.label_selector = "empty";
+        auto none = co_await cms.async_list_shared(empty);
+        CHECK(none.items.empty());
+        CHECK(none.resource_version.empty());
+        CHECK_FALSE(none.remaining_item_count);
+
+        kube::list_params bad;
+        bad.label_selector = "bad";
+        auto [ec, l] = co_await cms.async_list_shared(bad, asio::as_tuple(asio::use_awaitable));
+        CHECK(ec == kube::client_errc::decode_error);
+        CHECK(l.items.empty());  // no partial result
+        try {
+          co_await cms.async_list_shared(bad);
+          FAIL("no exception");
+        } catch (const kube::error& e) {
+          const std::string m = e.diag().client_message();
+          INFO(m);
+          CHECK(m.find(".items[1].data.k") != std::string::npos);
+          CHECK(m.find("n/wrong") != std::string::npos);
+        }
+
+        kube::list_params notarray;
+        notarray.label_selector = "notarray";
+        try {
+          co_await cms.async_list_shared(notarray);
+          FAIL("no exception");
+        } catch (const kube::error& e) {
+          const std::string m = e.diag().client_message();
+          INFO(m);
+          CHECK(e.code() == kube::client_errc::decode_error);
+          CHECK(m.find(".items: expected an array") != std::string::npos);
+        }
+      });
+}
+
 TEST_CASE("delete completes with the object or with the Status, as the server answers", "[typed][delete]") {
   with_server(
       [](const http::request<http::string_body>& req) {

@@ -74,7 +74,7 @@ public:
     list_outcome<partial_object_metadata> out;
     list_params p = params;
     detail::default_selectors(p.label_selector, p.field_selector, opts_.label_selector, opts_.field_selector);
-    auto op = api_.async_list(p, kube::use_awaitable);
+    auto op = api_.async_list_shared(p, kube::use_awaitable);
     auto listed = co_await detail::capture_error(std::move(op), out);
     if (!listed) {
       co_return out;

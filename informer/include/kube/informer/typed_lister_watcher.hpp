@@ -93,6 +93,25 @@ bool share_page(Page& page, list_outcome<T>& out, const std::string& what, const
   return true;
 }
 
+/// share_page for a list whose items were decoded straight into shared_ptrs
+/// (api<T>::async_list_shared): no object is moved or copied.
+template <class T>
+bool share_page(shared_list<T>& page, list_outcome<T>& out, const std::string& what, const object_policy<T>& policy) {
+  out.result.items.reserve(page.items.size());
+  for (auto& item : page.items) {
+    if (auto ec = policy.check(*item, {what, {}}, out.diag)) {
+      out.ec = ec;
+      out.result = {};
+      return false;
+    }
+    policy.prepare(*item, policy.option);
+    out.result.items.push_back(std::move(item));
+  }
+  out.result.resource_version = std::move(page.resource_version);
+  out.result.continue_token = std::move(page.continue_token);
+  return true;
+}
+
 /// The events of a typed watch stream, each object checked and prepared by
 /// the policy before it is shared.
 template <class T>
@@ -176,7 +195,7 @@ public:
     list_outcome<T> out;
     list_params p = params;
     apply_selectors(p.label_selector, p.field_selector);
-    auto op = api_.async_list(p, kube::use_awaitable);
+    auto op = api_.async_list_shared(p, kube::use_awaitable);
     auto listed = co_await detail::capture_error(std::move(op), out);
     if (!listed) {
       co_return out;

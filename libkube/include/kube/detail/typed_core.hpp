@@ -16,12 +16,14 @@
 #include <kube/detail/initiate.hpp>
 #include <kube/list_params.hpp>
 
+#include <cstdint>
 #include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace kube {
 
@@ -46,6 +48,19 @@ template <class O>
 struct delete_result {
   std::optional<O> object;
   std::optional<api_status> status;
+};
+
+/// One list answer with each item decoded straight into its own
+/// std::shared_ptr, as an informer caches them (api<T>::async_list_shared).
+/// No std::vector<T> of the whole list is ever built: a 10,000-pod list
+/// would need 6 MB for it, which, freed after the items were moved out,
+/// stays as a hole in the heap below the cached objects.
+template <class T>
+struct shared_list {
+  std::vector<std::shared_ptr<T>> items;
+  std::string resource_version;        ///< metadata.resourceVersion
+  std::string continue_token;          ///< metadata.continue; empty on the last page
+  std::optional<std::int64_t> remaining_item_count;  ///< metadata.remainingItemCount
 };
 
 namespace detail {
@@ -129,6 +144,65 @@ struct list_slot {
   std::string (*take_continue)(void* page, bool whole) = nullptr;
   std::shared_ptr<void> keep;
 };
+
+/// What the compiled list reader needs of a shared_list<T>: its fields, and
+/// how to add and decode one item.
+struct shared_list_sink {
+  std::string& resource_version;
+  std::string& continue_token;
+  std::optional<std::int64_t>& remaining_item_count;
+  void* items;
+  void* (*add_item)(void* items);  ///< appends a new T, returns it
+  void (*clear_items)(void* items);
+  codec::read_fn read_item;
+  codec::decode_fn decode_item;
+};
+/// Decode a List envelope (apiVersion and kind ignored, metadata's
+/// resourceVersion / continue / remainingItemCount kept, items one by one);
+/// throw decode_error as the generated List decoders do.
+void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const json_path& at);
+void decode_shared_list(const boost::json::value& in, const shared_list_sink& s, const json_path& at);
+
+template <class T>
+shared_list_sink make_shared_list_sink(shared_list<T>& l) {
+  using items_t = std::vector<std::shared_ptr<T>>;
+  return {l.resource_version,
+          l.continue_token,
+          l.remaining_item_count,
+          &l.items,
+          [](void* items) -> void* { return static_cast<items_t*>(items)->emplace_back(std::make_shared<T>()).get(); },
+          [](void* items) { static_cast<items_t*>(items)->clear(); },
+          &codec::read_erased<T>,
+          &codec::decode_erased<T>};
+}
+
+template <class T>
+list_slot make_shared_list_slot(std::shared_ptr<shared_list<T>> out) {
+  using L = shared_list<T>;
+  list_slot s;
+  s.read = [](codec::json_reader& in, void* o, const json_path& at) {
+    read_shared_list(in, make_shared_list_sink(*static_cast<L*>(o)), at);
+  };
+  s.decode = [](const boost::json::value& in, void* o, const json_path& at) {
+    decode_shared_list(in, make_shared_list_sink(*static_cast<L*>(o)), at);
+  };
+  s.out = out.get();
+  s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
+  s.append = [](void* dst, void* page) {
+    auto& d = static_cast<L*>(dst)->items;
+    auto& p = static_cast<L*>(page)->items;
+    d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+  };
+  s.clear = [](void* dst) { *static_cast<L*>(dst) = L{}; };
+  s.take_continue = [](void* page, bool whole) -> std::string {
+    auto& l = *static_cast<L*>(page);
+    if (!whole) return l.continue_token;
+    l.remaining_item_count.reset();
+    return std::exchange(l.continue_token, std::string());
+  };
+  s.keep = std::move(out);
+  return s;
+}
 
 template <class L>
 list_slot make_list_slot(std::shared_ptr<L> out) {
