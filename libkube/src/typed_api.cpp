@@ -402,7 +402,12 @@ void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr
 
 // ---- watch ------------------------------------------------------------------
 
-error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what, diagnostics& diag) {
+namespace {
+
+// `what()` names the watch in an error ("watch pods in namespace a"); it is
+// called only when an event is refused, so a good event builds no text.
+template <class What>
+error_code translate_event(watch_event& ev, const event_slot& out, const What& what, diagnostics& diag) {
   if (ev.type == watch_event_type::error) {
     auto ec = watch_event_error(ev, diag);
     return ec ? ec : error_code(api_errc::unknown);
@@ -447,7 +452,7 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
     return {};
   } catch (const std::exception&) {
     // Built only on failure: the watch hot path allocates nothing for messages.
-    std::string w(what);
+    std::string w = what();
     w += ": ";
     w += to_string(ev.type);
     if (const auto* m = v.as_object().if_contains("metadata"); m && m->is_object())
@@ -455,6 +460,12 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
         w += " \"" + std::string(n->as_string()) + "\"";
     return decode_value(v, out.decode, out.object, w, diag);
   }
+}
+
+} // namespace
+
+error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what, diagnostics& diag) {
+  return translate_event(ev, out, [what] { return std::string(what); }, diag);
 }
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h) {
@@ -494,8 +505,8 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
           res.diag = std::move(ev.diag);
           co_return res;
         }
-        const auto what = "watch " + where(*t, t->namespaced ? t->namespace_name : std::string());
-        res.ec = translate_watch_event(ev.value, out, what, res.diag);
+        const auto what = [&t] { return "watch " + where(*t, t->namespaced ? t->namespace_name : std::string()); };
+        res.ec = translate_event(ev.value, out, what, res.diag);
         co_return res;
       },
       std::move(h));

@@ -470,6 +470,35 @@ TEST_CASE("list_all follows continue tokens, decodes each page, and names a misf
   CHECK(targets[1] == "/api/v1/namespaces/demo/configmaps?limit=2&continue=p2");
 }
 
+TEST_CASE("a watch event that does not fit T names the watch, the event, the object and the field", "[typed][watch]") {
+  with_server(
+      [](const auto&) {
+        const std::string events =
+            R"({"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"},"data":{"k":"v"}}})"
+            "\n"
+            R"({"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"6"},"data":{"k":[1]}}})"
+            "\n";
+        return std::vector<std::string>{json_response(200, events)};
+      },
+      [](kube::client c) -> asio::awaitable<void> {
+        kube::api<ConfigMap> cms(c, "demo");
+        auto w = co_await cms.async_watch();
+        auto first = co_await w.async_next();
+        CHECK(first.type == kube::watch_event_type::added);
+        CHECK(first.object.data->at("k") == "v");
+        try {
+          co_await w.async_next();
+          FAIL("no exception");
+        } catch (const kube::error& e) {
+          const std::string m = e.diag().client_message();
+          INFO(m);
+          CHECK(e.code() == kube::client_errc::decode_error);
+          CHECK(m.find("watch configmaps in namespace demo: MODIFIED \"a\"") != std::string::npos);
+          CHECK(m.find(".data.k: expected a string") != std::string::npos);
+        }
+      });
+}
+
 TEST_CASE("list_shared decodes each item into its own shared_ptr, with the list's metadata", "[typed][list]") {
   with_server(
       [](const http::request<http::string_body>& req) {
