@@ -61,10 +61,4 @@ std::shared_ptr<const std::string> shared_json_text(std::string_view text) {
   return made;
 }
 
-std::size_t shared_json_text_count() {
-  auto& p = the_pool();
-  std::lock_guard lock(p.m);
-  return p.texts.size();
-}
-
 } // namespace kube::detail

@@ -19,7 +19,4 @@ namespace kube::detail {
 /// Thread safety: may be called from any thread (one mutex around the pool).
 [[nodiscard]] std::shared_ptr<const std::string> shared_json_text(std::string_view text);
 
-/// Distinct texts currently in the pool (tests).
-[[nodiscard]] std::size_t shared_json_text_count();
-
 } // namespace kube::detail
