@@ -1,6 +1,7 @@
 #include <kube/api/codec_impl.hpp>
-#include <kube/api/json_reader.hpp>
 #include <kube/api/value_types.hpp>
+
+#include "read_raw.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -97,16 +98,6 @@ TEST_CASE("unknown_fields copies share until written", "[codegen]") {
   b.erase("y");
   CHECK(a == b);
 }
-
-namespace {
-kube::raw_json read_raw(std::string_view text) {
-  kube::raw_json out;
-  kube::codec::read_text(
-      text, [](kube::codec::json_reader& in, void* o, const kube::json_path& at) { in.read(*static_cast<kube::raw_json*>(o), at); },
-      &out);
-  return out;
-}
-} // namespace
 
 TEST_CASE("raw_json values with equal text share one buffer, freed with the last of them", "[codegen]") {
   const std::string fields = R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{}}})";

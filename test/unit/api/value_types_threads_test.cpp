@@ -3,8 +3,7 @@
 // Decoding a text that another thread is dropping must either share the
 // live buffer or make a new one, never hand out a freed one.
 
-#include <kube/api/json_reader.hpp>
-#include <kube/api/value_types.hpp>
+#include "read_raw.hpp"
 
 #include <boost/json.hpp>
 
@@ -14,16 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-namespace {
-kube::raw_json read_raw(std::string_view text) {
-  kube::raw_json out;
-  kube::codec::read_text(
-      text, [](kube::codec::json_reader& in, void* o, const kube::json_path& at) { in.read(*static_cast<kube::raw_json*>(o), at); },
-      &out);
-  return out;
-}
-} // namespace
 
 TEST_CASE("raw_json texts are shared and freed safely by threads decoding and dropping them", "[codegen][threads]") {
   const std::array<std::string, 3> texts{R"({"f:a":{}})", R"({"f:b":{"f:c":{}}})", R"({"f:d":{".":{}}})"};

@@ -145,6 +145,14 @@ struct list_slot {
   std::shared_ptr<void> keep;
 };
 
+/// list_slot::append for a list type L: moves the page's items to the end.
+template <class L>
+void append_page(void* dst, void* page) {
+  auto& d = static_cast<L*>(dst)->items;
+  auto& p = static_cast<L*>(page)->items;
+  d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+}
+
 /// What the compiled list reader needs of a shared_list<T>: its fields, and
 /// how to add and decode one item.
 struct shared_list_sink {
@@ -188,11 +196,7 @@ list_slot make_shared_list_slot(std::shared_ptr<shared_list<T>> out) {
   };
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
-  s.append = [](void* dst, void* page) {
-    auto& d = static_cast<L*>(dst)->items;
-    auto& p = static_cast<L*>(page)->items;
-    d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
-  };
+  s.append = &append_page<L>;
   s.clear = [](void* dst) { *static_cast<L*>(dst) = L{}; };
   s.take_continue = [](void* page, bool whole) -> std::string {
     auto& l = *static_cast<L*>(page);
@@ -211,11 +215,7 @@ list_slot make_list_slot(std::shared_ptr<L> out) {
   s.read = &codec::read_erased<L>;
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
-  s.append = [](void* dst, void* page) {
-    auto& d = static_cast<L*>(dst)->items;
-    auto& p = static_cast<L*>(page)->items;
-    d.insert(d.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
-  };
+  s.append = &append_page<L>;
   s.clear = [](void* dst) { *static_cast<L*>(dst) = L{}; };
   s.take_continue = [](void* page, bool whole) -> std::string {
     auto& md = static_cast<L*>(page)->metadata;  // ListMeta, inline or optional
