@@ -71,30 +71,10 @@ struct object_policy {
   bool option = false;
 };
 
-/// Moves a decoded list page into `out`: items checked, prepared and shared,
-/// plus the page's resourceVersion and continue token. False (and `out`
-/// holds the error) when an item is refused.
-template <class T, class Page>
-bool share_page(Page& page, list_outcome<T>& out, const std::string& what, const object_policy<T>& policy) {
-  out.result.items.reserve(page.items.size());
-  for (auto& item : page.items) {
-    if (auto ec = policy.check(item, {what, {}}, out.diag)) {
-      out.ec = ec;
-      out.result = {};
-      return false;
-    }
-    policy.prepare(item, policy.option);
-    out.result.items.push_back(std::make_shared<const T>(std::move(item)));
-  }
-  if (page.metadata) {
-    if (page.metadata->resource_version) out.result.resource_version = std::move(*page.metadata->resource_version);
-    if (page.metadata->continue_) out.result.continue_token = std::move(*page.metadata->continue_);
-  }
-  return true;
-}
-
-/// share_page for a list whose items were decoded straight into shared_ptrs
-/// (api<T>::async_list_shared): no object is moved or copied.
+/// Moves a list page (api<T>::async_list_shared: each item already in its
+/// own shared_ptr, so nothing is moved or copied) into `out`: items checked,
+/// prepared and shared, plus the page's resourceVersion and continue token.
+/// False (and `out` holds the error) when an item is refused.
 template <class T>
 bool share_page(shared_list<T>& page, list_outcome<T>& out, const std::string& what, const object_policy<T>& policy) {
   out.result.items.reserve(page.items.size());
