@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -385,4 +386,50 @@ TEST_CASE("delaying_queue: items ready at once after a long handler come out in 
   CHECK(std::is_sorted(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
     return std::stoi(a.substr(1)) > std::stoi(b.substr(1));
   }));
+}
+
+TEST_CASE("delay_heap: a large heap with some or most entries ready hands out exactly those, in order",
+          "[workqueue][delay]") {
+  // 8,000 entries (above the size from which the heap samples its leaves to
+  // choose between single pops and one bulk pass), ready times shuffled,
+  // and one entry far in the future so the "everything has passed" shortcut
+  // never applies. Whichever way is chosen, the ready items come out in
+  // (time, call) order and the others keep waiting.
+  const double fraction = GENERATE(0.005, 0.05, 0.5, 0.95);
+  CAPTURE(fraction);
+  wq::manual_clock clk;
+  const auto t0 = clk.now();
+  constexpr int count = 8000;
+  std::vector<int> ms(count);
+  std::mt19937 rng(7);
+  for (int i = 0; i < count; ++i) ms[static_cast<std::size_t>(i)] = static_cast<int>(rng() % 10'000);
+  std::deque<test_node> nodes;
+  for (int i = 0; i < count; ++i) nodes.push_back(test_node{"k" + std::to_string(i)});
+  test_node far{"far"};
+  wq::detail::delay_heap<test_node, waiting_bit> h;
+  auto unref = [](test_node*) {};
+  for (int i = 0; i < count; ++i) {
+    h.push(&nodes[static_cast<std::size_t>(i)], t0 + std::chrono::milliseconds(ms[static_cast<std::size_t>(i)]));
+  }
+  h.push(&far, t0 + 1h);
+  const int cut = static_cast<int>(10'000 * fraction);  // ready: ms <= cut
+  std::vector<std::pair<int, int>> keyed;               // (ms, call index) of the ready ones
+  for (int i = 0; i < count; ++i) {
+    if (ms[static_cast<std::size_t>(i)] <= cut) keyed.emplace_back(ms[static_cast<std::size_t>(i)], i);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  strings want;
+  for (auto& [t, i] : keyed) want.push_back("k" + std::to_string(i));
+  strings out;
+  h.pop_ready(t0 + std::chrono::milliseconds(cut), [&](test_node* n) { out.push_back(n->item); }, unref);
+  CHECK(out == want);
+  CHECK(h.size() == static_cast<std::size_t>(count) + 1 - want.size());
+  int next = 10'000;
+  for (int t : ms) {
+    if (t > cut) next = std::min(next, t);
+  }
+  CHECK(h.next_ready_at(unref) == t0 + std::chrono::milliseconds(next));
+  std::size_t waiting = 0;
+  for (const test_node& n : nodes) waiting += (n.state & waiting_bit) != 0 ? 1 : 0;
+  CHECK(waiting == static_cast<std::size_t>(count) - want.size());
 }

@@ -24,6 +24,7 @@
 // A plain class: `now` comes from the caller; it never touches a timer.
 
 #include <kube/workqueue/clock.hpp>
+#include <kube/workqueue/detail/big_alloc.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -81,12 +82,15 @@ class delay_heap {
   /// per item. The bulk pass costs O(heap size), so it is used only after
   /// a sixteenth of the heap has been popped singly: its cost is then
   /// bounded by the pops already made, and a heap with only a few ready
-  /// entries is never scanned whole. When the latest ready time ever pushed
-  /// has passed (a producer that outran the timer), it goes to bulk at once.
+  /// entries is never scanned whole. It goes to bulk at once when the
+  /// latest ready time ever pushed has passed, or when a sample of a large
+  /// heap says that a sixteenth or more is ready (a producer that outran the
+  /// timer: single pops of a heap of a million entries cost a microsecond
+  /// each in cache misses).
   template <class F, class Unref>
   void pop_ready(time_point now, F&& f, Unref&& unref) {
     const std::size_t singly =
-        latest_ <= now ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
+        latest_ <= now || mostly_ready(now) ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
     for (std::size_t i = 0; i < singly; ++i) {
       drop_stale(unref);
       if (heap_.empty() || heap_.front().ready_at > now) return;
@@ -101,7 +105,7 @@ class delay_heap {
     // front re-heapified) before any item is handed out. When everything is
     // ready, the vector is taken as is.
     auto split = std::partition(heap_.begin(), heap_.end(), [now](const entry& e) { return e.ready_at > now; });
-    std::vector<entry> ready;
+    entries ready;
     if (split == heap_.begin()) {
       ready.swap(heap_);
     } else {
@@ -127,7 +131,7 @@ class delay_heap {
   /// Drops every entry; no node waits afterwards.
   template <class Unref>
   void clear(Unref&& unref) {
-    std::vector<entry> all;
+    entries all;
     all.swap(heap_);
     waiting_count_ = 0;
     for (const entry& e : all) e.n->state &= static_cast<std::uint8_t>(~waiting_bit);
@@ -151,6 +155,24 @@ class delay_heap {
   };
 
   static constexpr std::size_t bulk_after = 64;
+  static constexpr std::size_t sample_from = 4096;  // heap size from which mostly_ready samples
+
+  // Whether a sixteenth or more of a large heap looks ready: 32 leaves at a
+  // fixed stride (half of a heap's entries are leaves, in no time order
+  // among themselves), at least 2 of them ready. A guess that only picks
+  // the faster way; both hand out the same items in the same order.
+  [[nodiscard]] bool mostly_ready(time_point now) const noexcept {
+    constexpr std::size_t samples = 32;
+    const std::size_t size = heap_.size();
+    if (size < sample_from) return false;
+    const std::size_t first_leaf = size / 2;
+    const std::size_t stride = (size - first_leaf) / samples;
+    std::size_t ready = 0;
+    for (std::size_t i = 0; i < samples; ++i) {
+      if (heap_[first_leaf + i * stride].ready_at <= now) ++ready;
+    }
+    return ready * 16 >= samples;
+  }
 
   static bool waiting(const Node* n) noexcept { return (n->state & waiting_bit) != 0; }
   static bool stale(const entry& e) noexcept { return !waiting(e.n) || e.n->seq != e.seq; }
@@ -178,7 +200,8 @@ class delay_heap {
     }
   }
 
-  std::vector<entry> heap_;
+  using entries = std::vector<entry, big_allocator<entry>>;
+  entries heap_;
   std::size_t waiting_count_ = 0;
   time_point latest_ = time_point::min();  // latest ready time ever pushed: all are ready at or after it
   std::uint64_t seq_ = 0;

@@ -12,16 +12,14 @@
 // Keys are the nodes' cached hashes (already mixed: the low bits pick the
 // slot). The table never owns nodes. Single-threaded.
 
+#include <kube/workqueue/detail/big_alloc.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <utility>
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace kube::workqueue::detail {
 
@@ -103,30 +101,17 @@ class flat_index {
     slots_[i] = slot{hash, n};
   }
 
-  // Large tables are placed on 2 MiB boundaries and offered to the kernel
-  // for transparent huge pages: a lookup in a table of tens of MiB is a
-  // random access, and with 4 KiB pages nearly every one also misses the
-  // TLB (a page walk, two-dimensional under a hypervisor).
-  static constexpr std::size_t huge_page = std::size_t{2} << 20;
-
   struct slots_deleter {
     void operator()(slot* p) const noexcept { std::free(p); }
   };
   using slots_ptr = std::unique_ptr<slot[], slots_deleter>;
 
+  // A large table goes on huge pages (big_alloc): a lookup in a table of
+  // tens of MiB is a random access, and with 4 KiB pages nearly every one
+  // also misses the TLB.
   static slots_ptr allocate(std::size_t cap) {
-    const std::size_t bytes = cap * sizeof(slot);
-    void* p;
-    if (bytes >= huge_page) {
-      p = std::aligned_alloc(huge_page, (bytes + huge_page - 1) / huge_page * huge_page);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-      if (p != nullptr) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
-#endif
-    } else {
-      p = std::malloc(bytes);
-    }
-    if (p == nullptr) throw std::bad_alloc();
-    auto* slots = static_cast<slot*>(p);
+    std::size_t bytes = cap * sizeof(slot);
+    auto* slots = static_cast<slot*>(big_alloc(bytes));
     for (std::size_t i = 0; i < cap; ++i) ::new (&slots[i]) slot{};
     return slots_ptr(slots);
   }

@@ -4,14 +4,17 @@
 // burst of adds takes consecutive memory (a FIFO walk over them is
 // sequential) and no node costs a malloc/free. Slabs grow with the pool
 // (each new one holds as many nodes as all before it, from 256 up to 32Ki
-// nodes), so a small queue stays small and a burst of a million adds makes
-// a few dozen slabs, not thousands. Each node records its slab
+// nodes; a slab of 2 MiB or more is rounded up to whole huge pages and
+// filled, see big_alloc.hpp), so a small queue stays small and a burst of a
+// million adds makes a few dozen slabs, not thousands. Each node records its slab
 // (`home`); a slab whose nodes are all free is returned to the system unless
 // it is the only one with free room, so a queue that once held a million
 // items does not keep their memory.
 //
 // Single-threaded: used only on the queue's executor. Node must have a
 // `void* home` member (the pool sets it; nullptr means "not from a pool").
+
+#include <kube/workqueue/detail/big_alloc.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -111,11 +114,10 @@ class node_pool {
   }
 
   void add_slab() {
-    const std::size_t cap = std::clamp(total_, min_slab, max_slab);
-    const std::size_t bytes = header + cap * sizeof(Node);
-    void* mem = std::malloc(bytes);
-    if (mem == nullptr) throw std::bad_alloc();
+    std::size_t bytes = header + std::clamp(total_, min_slab, max_slab) * sizeof(Node);
+    void* mem = big_alloc(bytes);  // (a large slab is rounded up to whole huge pages)
     auto* s = ::new (mem) slab{this};
+    const std::size_t cap = (bytes - header) / sizeof(Node);
     s->capacity = cap;
     KUBE_WQ_POISON(cell(s, 0), cap * sizeof(Node));
     total_ += cap;

@@ -7,6 +7,7 @@
 // (add / add_after) or by posting (shutdown); they read only atomics.
 
 #include <kube/workqueue/clock.hpp>
+#include <kube/workqueue/detail/big_alloc.hpp>
 #include <kube/workqueue/detail/delay_heap.hpp>
 #include <kube/workqueue/detail/executor_probe.hpp>
 #include <kube/workqueue/detail/flat_index.hpp>
@@ -564,7 +565,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // Doubles the ring (or makes the first one), keeping the order.
   void grow_fifo() {
     const std::size_t cap = fifo_cap_ == 0 ? 16 : fifo_cap_ * 2;
-    auto ring = std::make_unique_for_overwrite<node*[]>(cap);
+    std::size_t bytes = cap * sizeof(node*);
+    ring_ptr ring(static_cast<node**>(big_alloc(bytes)));
     for (std::size_t i = 0; i < fifo_len_; ++i) ring[i] = fifo_[(fifo_head_ + i) & (fifo_cap_ - 1)];
     fifo_ = std::move(ring);
     fifo_cap_ = cap;
@@ -817,7 +819,11 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   bool flush_posted_ = false;
   std::array<node*, 2> recent_{};          // last handed out (for done)
   std::size_t recent_next_ = 0;
-  std::unique_ptr<node*[]> fifo_;  // ready items, in order: a ring of fifo_cap_ (a power of 2)
+  struct free_deleter {
+    void operator()(node** p) const noexcept { std::free(p); }
+  };
+  using ring_ptr = std::unique_ptr<node*[], free_deleter>;
+  ring_ptr fifo_;  // ready items, in order: a ring of fifo_cap_ (a power of 2)
   std::size_t fifo_cap_ = 0;
   std::size_t fifo_head_ = 0;
   std::size_t fifo_len_ = 0;
