@@ -4,7 +4,8 @@
 //
 // Everything below "executor-confined" is touched only on the queue's
 // executor. Other threads reach it through the atomic MPSC stack `remote_`
-// (add / add_after) or by posting (shutdown); they read only atomics.
+// of messages (add / add_after) or by posting (shutdown); they read only
+// atomics.
 
 #include <kube/workqueue/clock.hpp>
 #include <kube/workqueue/detail/big_alloc.hpp>
@@ -12,6 +13,7 @@
 #include <kube/workqueue/detail/executor_probe.hpp>
 #include <kube/workqueue/detail/flat_index.hpp>
 #include <kube/workqueue/detail/hashed_key.hpp>
+#include <kube/workqueue/detail/message_blocks.hpp>
 #include <kube/workqueue/detail/node_pool.hpp>
 #include <kube/workqueue/error.hpp>
 #include <kube/workqueue/metrics.hpp>
@@ -64,8 +66,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   queue_impl& operator=(const queue_impl&) = delete;
 
   ~queue_impl() {
-    for (node* n = remote_.exchange(nullptr, std::memory_order_acquire); n != nullptr;) {
-      free_node(std::exchange(n, n->next));
+    for (remote_msg* m = remote_.exchange(nullptr, std::memory_order_acquire); m != nullptr;) {
+      messages::destroy(std::exchange(m, m->next));
     }
     for (node* n : pending_) free_node(n);
     // Every node on the executor side is indexed (the delay heap only
@@ -257,23 +259,32 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // One node per item that is dirty, being processed and/or waiting for a
   // delay; the item is stored here only, and the one index finds it. A node
-  // is queued (in fifo_) exactly when it is dirty and not
-  // processing. Before it reaches the executor, a node added from another
-  // thread sits on the remote stack (same `next` link) with its ready time.
-  // Nodes made on the executor come from pool_ (home set); those made by
-  // other threads from new (home null).
+  // is queued (in fifo_) exactly when it is dirty and not processing. Nodes
+  // come from pool_, on the executor only.
   struct node {
     T item;
     std::size_t hash;
-    node* next = nullptr;
-    time_point ready_at{};        // delay heap: current ready time; remote add_after: min() means now
+    time_point ready_at{};        // delay heap: current ready time; pending add_after: its ready time
     std::uint64_t seq = 0;        // delay heap: sequence of the current entry
-    void* home = nullptr;         // pool slab, or null
+    void* home = nullptr;         // pool slab
     std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
     std::uint8_t state = 0;
     bool idle_listed = false;     // on idle_
-    bool delayed = false;         // remote add_after
+    bool delayed = false;         // pending add_after
   };
+  // An add()/add_after() from another thread on its way to the executor:
+  // made on the calling thread (the item's hash too), pushed onto remote_,
+  // applied and destroyed by the executor's next drain.
+  struct remote_msg {
+    remote_msg(T&& i, std::size_t h) : item(std::move(i)), hash(h) {}
+    T item;
+    std::size_t hash;
+    remote_msg* next = nullptr;
+    time_point ready_at{};  // add_after: its ready time, min() meaning now
+    bool delayed = false;   // add_after
+    void* block = nullptr;  // set by message_blocks
+  };
+  using messages = message_blocks<remote_msg>;
   using traits = item_traits<T, Hash, KeyEqual>;
   using pool_type = node_pool<node>;
 
@@ -286,13 +297,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     return pool_.create(T(std::forward<U>(item)), hash);
   }
 
-  static void free_node(node* n) noexcept {
-    if (n->home != nullptr) {
-      pool_type::destroy(n);
-    } else {
-      delete n;
-    }
-  }
+  static void free_node(node* n) noexcept { pool_type::destroy(n); }
 
   struct waiter {
     get_handler handler;
@@ -313,19 +318,19 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- cross-thread hand-off ------------------------------------------------
 
-  // The node (and the item's hash) is made on the calling thread, so the
-  // executor only links it in.
+  // The message (and the item's hash) is made on the calling thread, so
+  // the executor only applies it.
   template <class U>
   void push_remote(U&& item, bool delayed, time_point ready_at) {
     if (shutting_down()) return;
     const std::size_t h = traits::hash(item);
-    auto* n = new node{T(std::forward<U>(item)), h};
-    n->delayed = delayed;
-    n->ready_at = ready_at;
-    node* head = remote_.load(std::memory_order_relaxed);
+    remote_msg* m = messages::make(T(std::forward<U>(item)), h);
+    m->delayed = delayed;
+    m->ready_at = ready_at;
+    remote_msg* head = remote_.load(std::memory_order_relaxed);
     do {
-      n->next = head;
-    } while (!remote_.compare_exchange_weak(head, n, std::memory_order_seq_cst, std::memory_order_relaxed));
+      m->next = head;
+    } while (!remote_.compare_exchange_weak(head, m, std::memory_order_seq_cst, std::memory_order_relaxed));
     // Only a push that finds the stack empty may schedule a drain, and only
     // if none is scheduled: while adds keep arriving the drain re-posts
     // itself (see drain_remote), so producers post (and wake the executor)
@@ -358,44 +363,62 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   bool take_remote() {
     flush_pending();  // adds made on the executor before these arrived come first
-    node* n = remote_.exchange(nullptr, std::memory_order_acquire);
-    if (n == nullptr) return false;
+    remote_msg* m = remote_.exchange(nullptr, std::memory_order_acquire);
+    if (m == nullptr) return false;
     // The stack is newest-first: list it once, then apply it oldest-first
-    // from the array, loading index slots (and nodes) a few ahead, so the
+    // from the array, loading index slots (and messages) a few ahead, so the
     // lookups' cache misses overlap instead of following one another.
-    for (; n != nullptr; n = n->next) batch_.push_back(n);
+    for (; m != nullptr; m = m->next) batch_.push_back(m);
     const std::size_t count = batch_.size();
     auto nth_oldest = [&](std::size_t i) { return batch_[count - 1 - i]; };
     constexpr std::size_t ahead = 16;
     for (std::size_t i = 0; i < std::min(ahead, count); ++i) index_.prefetch(nth_oldest(i)->hash);
-    for (std::size_t i = 0; i < count; ++i) {
-      if (i + 2 * ahead < count) __builtin_prefetch(nth_oldest(i + 2 * ahead));
-      if (i + ahead < count) index_.prefetch(nth_oldest(i + ahead)->hash);
-      node* r = nth_oldest(i);
-      r->next = nullptr;
-      if (shut_) {
-        free_node(r);
-        continue;
+    std::size_t i = 0;
+    try {
+      for (; i < count; ++i) {
+        if (i + 2 * ahead < count) __builtin_prefetch(nth_oldest(i + 2 * ahead));
+        if (i + ahead < count) index_.prefetch(nth_oldest(i + ahead)->hash);
+        apply_remote(*nth_oldest(i));
+        messages::destroy(nth_oldest(i));
       }
-      if (r->delayed) {
-        if (metrics_) metrics_->on_retry();
-        // The ready time was fixed at the call.
-        if (r->ready_at != time_point::min() && r->ready_at > clock_->now()) {
-          adopt_delayed(r);
-          continue;
-        }
-      }
-      // Adopt the node itself unless the item has a node already.
-      if (node* had = lookup(r->item, r->hash)) {
-        mark_dirty(had);
-        free_node(r);
-      } else {
-        insert_new(r);
-      }
+    } catch (...) {
+      // Out of memory: the add that failed and the rest of this batch are
+      // dropped (their messages freed).
+      for (; i < count; ++i) messages::destroy(nth_oldest(i));
+      batch_.clear();
+      throw;
     }
     batch_.clear();
-    if (batch_.capacity() > 4096) std::vector<node*>().swap(batch_);  // after a burst
+    if (batch_.capacity() > 4096) std::vector<remote_msg*>().swap(batch_);  // after a burst
     return true;
+  }
+
+  // One message from another thread: its item is moved into a node only if
+  // the item has none yet.
+  void apply_remote(remote_msg& m) {
+    if (shut_) return;
+    const bool wait = m.delayed && m.ready_at != time_point::min() && m.ready_at > clock_->now();
+    if (m.delayed && metrics_) metrics_->on_retry();
+    node* n = lookup(m.item, m.hash);
+    if (n == nullptr) {
+      n = new_node(std::move(m.item), m.hash);
+      try {
+        if (wait) {
+          index_.insert(n, n->hash);  // (state 0: only the heap below holds it)
+        } else {
+          insert_new(n);
+          return;
+        }
+      } catch (...) {
+        if (lookup(n->item, n->hash) != n) free_node(n);
+        throw;
+      }
+    } else if (!wait) {
+      mark_dirty(n);
+      return;
+    }
+    // The ready time was fixed at the call.
+    if (heap_.push(n, m.ready_at)) arm_timer();
   }
 
   // ---- deferred adds -----------------------------------------------------------
@@ -506,7 +529,6 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       complete(std::move(h), error_code{}, T(n->item));
       return;
     }
-    n->next = nullptr;
     if (fifo_len_ == fifo_cap_) grow_fifo();
     fifo_[(fifo_head_ + fifo_len_) & (fifo_cap_ - 1)] = n;
     len_.store(++fifo_len_, std::memory_order_relaxed);
@@ -654,7 +676,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if (heap_.push(n, ready_at)) arm_timer();
   }
 
-  // A node made for an add_after (by another thread, or deferred here),
+  // A node made for an add_after deferred on the executor (see defer()),
   // ready at r->ready_at, later than now. Returns whether the item had a
   // node already (`r` is then freed, once nothing can throw).
   bool adopt_delayed(node* r) {
@@ -811,7 +833,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   flat_index<node> index_;      // every node, by item
   static constexpr std::size_t idle_batch = 256;
   std::vector<node*> idle_;                // retired nodes, still indexed
-  std::vector<node*> batch_;               // take_remote's scratch
+  std::vector<remote_msg*> batch_;         // take_remote's scratch
   static constexpr std::size_t defer_after = 16;
   static constexpr std::size_t max_pending = 16;
   std::size_t new_streak_ = 0;             // executor adds in a row that brought a new item
@@ -851,7 +873,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   bool work_timer_armed_ = false;
 
   // any thread
-  std::atomic<node*> remote_{nullptr};
+  std::atomic<remote_msg*> remote_{nullptr};
   std::atomic<bool> drain_scheduled_{false};  // a drain_remote is posted or running
   std::atomic<bool> shutting_down_{false};
   std::atomic<bool> has_pending_{false};  // pending_ is not empty (written on the executor only)
