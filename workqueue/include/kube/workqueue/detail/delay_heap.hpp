@@ -105,18 +105,35 @@ class delay_heap {
     // front re-heapified) before any item is handed out. When everything is
     // ready, the vector is taken as is.
     auto split = std::partition(heap_.begin(), heap_.end(), [now](const entry& e) { return e.ready_at > now; });
+    // The smaller part is copied out: when most entries are ready, the
+    // waiting ones become the new heap and the ready ones are used in place,
+    // from `first` on.
+    const auto waiting_count = static_cast<std::size_t>(split - heap_.begin());
     entries ready;
-    if (split == heap_.begin()) {
-      ready.swap(heap_);
-    } else {
-      ready.assign(split, heap_.end());
-      heap_.erase(split, heap_.end());
+    std::size_t first = 0;
+    try {
+      if (waiting_count == 0) {
+        ready.swap(heap_);
+      } else if (waiting_count < heap_.size() - waiting_count) {
+        entries rest(heap_.begin(), split);
+        std::make_heap(rest.begin(), rest.end(), later{});
+        ready.swap(heap_);
+        heap_.swap(rest);
+        first = waiting_count;
+      } else {
+        ready.assign(split, heap_.end());
+        heap_.erase(split, heap_.end());
+        std::make_heap(heap_.begin(), heap_.end(), later{});
+      }
+    } catch (...) {  // out of memory copying a part: the heap stays whole, nothing was handed out
       std::make_heap(heap_.begin(), heap_.end(), later{});
+      throw;
     }
-    std::sort(ready.begin(), ready.end(), [](const entry& a, const entry& b) { return later{}(b, a); });
+    const auto from = ready.begin() + static_cast<std::ptrdiff_t>(first);
+    std::sort(from, ready.end(), [](const entry& a, const entry& b) { return later{}(b, a); });
     // In time order the nodes are scattered in memory: fetch a few ahead.
     constexpr std::size_t ahead = 8;
-    for (std::size_t i = 0; i < ready.size(); ++i) {
+    for (std::size_t i = first; i < ready.size(); ++i) {
       if (i + ahead < ready.size()) __builtin_prefetch(ready[i + ahead].n);
       const entry& e = ready[i];
       if (stale(e)) {

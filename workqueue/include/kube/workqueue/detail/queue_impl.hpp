@@ -574,7 +574,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     index_.maybe_shrink();
   }
 
-  static constexpr std::size_t node_ahead = 4;
+  // How far take_front loads ahead: nodes 12 places, their items' bytes 4
+  // (that node was asked for 8 takes earlier). Measured on add_after_random,
+  // whose items come out in time order, i.e. in random memory order:
+  // 4 / 1 -> 12 / 4 took its consume phase from ~184 to ~165 ms per million;
+  // 16 / 8 was slower than both.
+  static constexpr std::size_t node_ahead = 12;
+  static constexpr std::size_t item_ahead = 4;
 
   static void prefetch_item(const T& item) noexcept {
     if constexpr (std::is_same_v<T, std::string>) {
@@ -601,9 +607,9 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     node* n = fifo_[fifo_head_];
     // Nodes queued in ready-time order (from the delay heap) or revived
     // ones lie anywhere in memory: start loading the ones about to be taken,
-    // and the item of the one after this (its node has arrived by now).
+    // and the items of nearer ones (their nodes have arrived by now).
     if (fifo_len_ > node_ahead) __builtin_prefetch(fifo_[(fifo_head_ + node_ahead) & mask]);
-    if (fifo_len_ > 1) prefetch_item(fifo_[(fifo_head_ + 1) & mask]->item);
+    if (fifo_len_ > item_ahead) prefetch_item(fifo_[(fifo_head_ + item_ahead) & mask]->item);
     fifo_head_ = (fifo_head_ + 1) & mask;
     len_.store(--fifo_len_, std::memory_order_relaxed);
     if (fifo_len_ == 0 && fifo_cap_ > 4096) {  // after a burst: give the ring back
