@@ -10,7 +10,8 @@
 //     4 KiB, a microsecond or two each under a hypervisor);
 //   - a lookup in a table of tens of MiB is a random access, and with 4 KiB
 //     pages nearly every one also misses the TLB.
-// Smaller blocks come from malloc as usual. Free with std::free.
+// Smaller blocks start on a cache line (node slabs rely on it: a node is
+// one line). Free with std::free.
 
 #include <cstddef>
 #include <cstdlib>
@@ -35,7 +36,8 @@ inline void* big_alloc(std::size_t& bytes) {
     if (p != nullptr) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
   } else {
-    p = std::malloc(bytes);
+    bytes = (bytes + 63) / 64 * 64;  // (aligned_alloc wants a multiple of the alignment)
+    p = std::aligned_alloc(64, bytes);
   }
   if (p == nullptr) throw std::bad_alloc();
   return p;

@@ -18,7 +18,7 @@
 // heap, after the node's count was decremented (by clear() only at a node's
 // last entry), and the owner may free the node then if the count is 0.
 //
-// Node requirements: `time_point ready_at; std::uint64_t seq;
+// Node requirements: `time_point ready_at; std::uint32_t (or uint64_t) seq;
 // std::uint32_t heap_refs; std::uint8_t state;` with `waiting_bit` in state
 // meaning "waits in this heap".
 // A plain class: `now` comes from the caller; it never touches a timer.
@@ -52,7 +52,7 @@ class delay_heap {
       ++waiting_count_;
     }
     n->ready_at = ready_at;
-    n->seq = seq_;
+    n->seq = static_cast<decltype(n->seq)>(seq_);
     ++n->heap_refs;
     latest_ = std::max(latest_, ready_at);
     heap_.push_back(entry{ready_at, seq_, n});
@@ -192,7 +192,15 @@ class delay_heap {
   }
 
   static bool waiting(const Node* n) noexcept { return (n->state & waiting_bit) != 0; }
-  static bool stale(const entry& e) noexcept { return !waiting(e.n) || e.n->seq != e.seq; }
+  // An entry is its node's current one when the node waits, for the
+  // entry's ready time, under the entry's sequence. The node may keep the
+  // sequence truncated (the queue keeps 32 bits): an older entry whose
+  // sequence matched after 2^32 pushes would also need the same ready
+  // time, and then it is as good as the current entry (it comes out at the
+  // same time; the current one is then stale).
+  static bool stale(const entry& e) noexcept {
+    return !waiting(e.n) || e.n->ready_at != e.ready_at || e.n->seq != static_cast<decltype(e.n->seq)>(e.seq);
+  }
 
   // `n`'s current entry has left the heap.
   template <class F, class Unref>

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace kube::workqueue::detail {
@@ -50,7 +51,9 @@ class flat_index {
     ++size_;
   }
 
-  /// Removes `n` (indexed with `hash`).
+  /// Removes `n` (indexed with `hash`; its low 32 bits are enough, since
+  /// only the home slot is computed from it and a table never has more
+  /// than 2^32 slots).
   void erase(Node* n, std::size_t hash) noexcept {
     std::size_t i = hash & mask_;
     while (slots_[i].n != n) i = (i + 1) & mask_;
@@ -67,7 +70,8 @@ class flat_index {
     --size_;
   }
 
-  /// Starts loading the home slot of `hash` (for a lookup or erase soon).
+  /// Starts loading the home slot of `hash` (for a lookup or erase soon;
+  /// the low 32 bits are enough).
   void prefetch(std::size_t hash) const noexcept {
     if (slots_) __builtin_prefetch(&slots_[hash & mask_]);
   }
@@ -92,6 +96,7 @@ class flat_index {
     Node* n = nullptr;
   };
   static constexpr std::size_t min_capacity = 16;
+  static constexpr std::size_t max_capacity = std::size_t{1} << 32;  // home slots fit 32 bits of hash
 
   [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
 
@@ -117,6 +122,7 @@ class flat_index {
   }
 
   void grow(std::size_t cap) {
+    if (cap > max_capacity) throw std::length_error("workqueue index: more than 2^32 slots");
     const std::size_t old_cap = capacity();
     slots_ptr old = std::exchange(slots_, allocate(cap));
     mask_ = cap - 1;

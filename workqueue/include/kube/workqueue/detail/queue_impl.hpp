@@ -69,7 +69,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     for (remote_msg* m = remote_.exchange(nullptr, std::memory_order_acquire); m != nullptr;) {
       messages::destroy(std::exchange(m, m->next));
     }
-    for (node* n : pending_) free_node(n);
+    for (const pending_add& p : pending_) free_node(p.n);
     // Every node on the executor side is indexed (the delay heap only
     // points at indexed nodes).
     index_.for_each([](node* n) { free_node(n); });
@@ -158,7 +158,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       return;
     }
     ++new_streak_;
-    insert_new(new_node(std::forward<U>(item), hash));
+    insert_new(new_node(std::forward<U>(item), hash), hash);
   }
 
   template <class U>
@@ -261,17 +261,26 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // delay; the item is stored here only, and the one index finds it. A node
   // is queued (in fifo_) exactly when it is dirty and not processing. Nodes
   // come from pool_, on the executor only.
+  //
+  // With a std::string item a node is 64 bytes, one cache line (slab cells
+  // are line-aligned): at 72 bytes, as it was with a full hash and a 64-bit
+  // sequence, the item and the state byte always sat in two lines. So the
+  // node keeps only the hash's low 32 bits (the index's home slot, for
+  // unindexing; the index slot keeps the full hash) and the delay heap's
+  // sequence truncated to 32 bits (see delay_heap's stale()).
   struct node {
+    node(T&& i, std::size_t h) : item(std::move(i)), hash_lo(static_cast<std::uint32_t>(h)) {}
     T item;
-    std::size_t hash;
     time_point ready_at{};        // delay heap: current ready time; pending add_after: its ready time
-    std::uint64_t seq = 0;        // delay heap: sequence of the current entry
     void* home = nullptr;         // pool slab
+    std::uint32_t hash_lo;        // low bits of the item's hash
+    std::uint32_t seq = 0;        // delay heap: sequence of the current entry (low 32 bits)
     std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
     std::uint8_t state = 0;
     bool idle_listed = false;     // on idle_
     bool delayed = false;         // pending add_after
   };
+  static_assert(sizeof(T) > 32 || sizeof(node) <= 64);
   // An add()/add_after() from another thread on its way to the executor:
   // made on the calling thread (the item's hash too), pushed onto remote_,
   // applied and destroyed by the executor's next drain.
@@ -296,6 +305,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   node* new_node(U&& item, std::size_t hash) {
     return pool_.create(T(std::forward<U>(item)), hash);
   }
+
+  // An add deferred on the executor (see defer()): its node, not indexed
+  // yet, and the item's full hash.
+  struct pending_add {
+    node* n;
+    std::size_t hash;
+  };
 
   static void free_node(node* n) noexcept { pool_type::destroy(n); }
 
@@ -404,13 +420,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       n = new_node(std::move(m.item), m.hash);
       try {
         if (wait) {
-          index_.insert(n, n->hash);  // (state 0: only the heap below holds it)
+          index_.insert(n, m.hash);  // (state 0: only the heap below holds it)
         } else {
-          insert_new(n);
+          insert_new(n, m.hash);
           return;
         }
       } catch (...) {
-        if (lookup(n->item, n->hash) != n) free_node(n);
+        if (lookup(n->item, m.hash) != n) free_node(n);
         throw;
       }
     } else if (!wait) {
@@ -444,7 +460,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     node* r = new_node(std::forward<U>(item), hash);
     r->delayed = delayed;
     r->ready_at = at;
-    pending_.push_back(r);
+    pending_.push_back(pending_add{r, hash});
     has_pending_.store(true, std::memory_order_relaxed);
     if (pending_.size() >= max_pending) {
       flush_pending();
@@ -462,27 +478,27 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     std::size_t i = 0;
     try {
       for (; i < pending_.size(); ++i) {
-        node* r = pending_[i];
+        const auto [r, hash] = pending_[i];
         if (r->delayed) {
           r->delayed = false;
-          new_streak_ = adopt_delayed(r) ? 0 : new_streak_ + 1;
+          new_streak_ = adopt_delayed(r, hash) ? 0 : new_streak_ + 1;
           continue;
         }
-        if (node* had = lookup(r->item, r->hash)) {
+        if (node* had = lookup(r->item, hash)) {
           new_streak_ = 0;
           mark_dirty(had);
           free_node(r);
         } else {
           ++new_streak_;
-          insert_new(r);
+          insert_new(r, hash);
         }
       }
     } catch (...) {
       // Out of memory growing the index or recording a metric: the add that
       // failed is dropped (its node freed unless it got indexed), the later
       // ones stay pending.
-      node* r = pending_[i];
-      if (lookup(r->item, r->hash) != r) free_node(r);
+      const auto [r, hash] = pending_[i];
+      if (lookup(r->item, hash) != r) free_node(r);
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i + 1));
       has_pending_.store(!pending_.empty(), std::memory_order_relaxed);
       throw;
@@ -507,9 +523,9 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   // A new item: index it and make it ready.
-  void insert_new(node* n) {
+  void insert_new(node* n, std::size_t hash) {
     n->state = st_dirty;
-    index_.insert(n, n->hash);
+    index_.insert(n, hash);
     metric_add(n->item);
     make_ready(n);
   }
@@ -561,13 +577,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   void purge_idle() {
     recent_.fill(nullptr);
     constexpr std::size_t ahead = 16;  // slots being fetched while erasing
-    for (std::size_t i = 0; i < std::min(ahead, idle_.size()); ++i) index_.prefetch(idle_[i]->hash);
+    for (std::size_t i = 0; i < std::min(ahead, idle_.size()); ++i) index_.prefetch(idle_[i]->hash_lo);
     for (std::size_t i = 0; i < idle_.size(); ++i) {
-      if (i + ahead < idle_.size()) index_.prefetch(idle_[i + ahead]->hash);
+      if (i + ahead < idle_.size()) index_.prefetch(idle_[i + ahead]->hash_lo);
       node* n = idle_[i];
       n->idle_listed = false;
       if (n->state != 0 || n->heap_refs != 0) continue;  // revived
-      index_.erase(n, n->hash);
+      index_.erase(n, n->hash_lo);
       free_node(n);
     }
     idle_.clear();
@@ -683,16 +699,17 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   // A node made for an add_after deferred on the executor (see defer()),
-  // ready at r->ready_at, later than now. Returns whether the item had a
-  // node already (`r` is then freed, once nothing can throw).
-  bool adopt_delayed(node* r) {
-    if (node* n = lookup(r->item, r->hash)) {
+  // ready at r->ready_at, later than now; `hash` is its item's. Returns
+  // whether the item had a node already (`r` is then freed, once nothing
+  // can throw).
+  bool adopt_delayed(node* r, std::size_t hash) {
+    if (node* n = lookup(r->item, hash)) {
       if (heap_.push(n, r->ready_at)) arm_timer();
       free_node(r);
       return true;
     }
     r->state = 0;
-    index_.insert(r, r->hash);
+    index_.insert(r, hash);
     if (heap_.push(r, r->ready_at)) arm_timer();
     return false;
   }
@@ -843,7 +860,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   static constexpr std::size_t defer_after = 16;
   static constexpr std::size_t max_pending = 16;
   std::size_t new_streak_ = 0;             // executor adds in a row that brought a new item
-  std::vector<node*> pending_;             // deferred adds, in call order (not indexed yet)
+  std::vector<pending_add> pending_;       // deferred adds, in call order (not indexed yet)
   bool flush_posted_ = false;
   std::array<node*, 2> recent_{};          // last handed out (for done)
   std::size_t recent_next_ = 0;
