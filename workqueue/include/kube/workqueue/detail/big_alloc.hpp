@@ -1,8 +1,9 @@
 #pragma once
 
-// Memory for the queue's large arrays (the index, the node slabs, the ring
-// of ready items). A block of 2 MiB or more is placed on a 2 MiB boundary, its size
-// rounded up to whole 2 MiB pages, and offered to the kernel for
+// Memory for the queue's arrays that may grow large (the index, the node
+// slabs, the blocks of cross-thread messages, the ring of ready items, the
+// delay heap). A block of 2 MiB or more is placed on a 2 MiB boundary, its
+// size rounded up to whole 2 MiB pages, and offered to the kernel for
 // transparent huge pages. Two reasons, both measured in
 // test/bench/workqueue (docs/performance.md):
 //   - a burst of a million adds touches ~100 MiB of fresh memory; faulting
