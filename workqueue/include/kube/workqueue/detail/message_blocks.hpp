@@ -28,6 +28,7 @@
 // Msg must have a `void* block` member (set here).
 
 #include <kube/workqueue/detail/big_alloc.hpp>
+#include <kube/workqueue/detail/poison.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -35,22 +36,6 @@
 #include <cstdlib>
 #include <new>
 #include <utility>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define KUBE_WQ_MSG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KUBE_WQ_MSG_ASAN 1
-#endif
-#endif
-#if defined(KUBE_WQ_MSG_ASAN)
-#include <sanitizer/asan_interface.h>
-#define KUBE_WQ_MSG_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define KUBE_WQ_MSG_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define KUBE_WQ_MSG_POISON(p, n) ((void)(p), (void)(n))
-#define KUBE_WQ_MSG_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 namespace kube::workqueue::detail {
 
@@ -64,12 +49,12 @@ class message_blocks {
     holder& h = current_;
     if (h.used == h.cap) next_block(h);
     void* mem = cell(h.b, h.used);
-    KUBE_WQ_MSG_UNPOISON(mem, sizeof(Msg));
+    unpoison(mem, sizeof(Msg));
     Msg* m;
     try {
       m = ::new (mem) Msg(std::forward<Args>(args)...);
     } catch (...) {
-      KUBE_WQ_MSG_POISON(mem, sizeof(Msg));
+      poison(mem, sizeof(Msg));
       throw;
     }
     ++h.used;
@@ -81,7 +66,7 @@ class message_blocks {
   static void destroy(Msg* m) noexcept {
     auto* b = static_cast<block*>(m->block);
     m->~Msg();
-    KUBE_WQ_MSG_POISON(m, sizeof(Msg));
+    poison(m, sizeof(Msg));
     release(b, 1);
   }
 
@@ -130,7 +115,7 @@ class message_blocks {
     void* mem = big_alloc(bytes);
     auto* nb = ::new (mem) block{};
     nb->cap = (bytes - header) / sizeof(Msg);
-    KUBE_WQ_MSG_POISON(cell(nb, 0), nb->cap * sizeof(Msg));
+    poison(cell(nb, 0), nb->cap * sizeof(Msg));
     if (h.b != nullptr) release(h.b, bias - h.used);
     h.b = nb;
     h.used = 0;
@@ -141,7 +126,7 @@ class message_blocks {
   // Subtracts `count`; the side that brings the counter to 0 frees the block.
   static void release(block* b, std::size_t count) noexcept {
     if (b->refs.fetch_sub(count, std::memory_order_acq_rel) == count) {
-      KUBE_WQ_MSG_UNPOISON(cell(b, 0), b->cap * sizeof(Msg));
+      unpoison(cell(b, 0), b->cap * sizeof(Msg));
       b->~block();
       std::free(b);
     }
@@ -152,7 +137,3 @@ template <class Msg>
 thread_local typename message_blocks<Msg>::holder message_blocks<Msg>::current_;
 
 }  // namespace kube::workqueue::detail
-
-#undef KUBE_WQ_MSG_POISON
-#undef KUBE_WQ_MSG_UNPOISON
-#undef KUBE_WQ_MSG_ASAN

@@ -15,6 +15,7 @@
 // `void* home` member (the pool sets it; nullptr means "not from a pool").
 
 #include <kube/workqueue/detail/big_alloc.hpp>
+#include <kube/workqueue/detail/poison.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -22,24 +23,6 @@
 #include <cstdlib>
 #include <new>
 #include <utility>
-
-// Under AddressSanitizer free cells are poisoned, so a use of a freed node is
-// reported as it would be for a freed heap block.
-#if defined(__SANITIZE_ADDRESS__)
-#define KUBE_WQ_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KUBE_WQ_ASAN 1
-#endif
-#endif
-#if defined(KUBE_WQ_ASAN)
-#include <sanitizer/asan_interface.h>
-#define KUBE_WQ_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define KUBE_WQ_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define KUBE_WQ_POISON(p, n) ((void)(p), (void)(n))
-#define KUBE_WQ_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 namespace kube::workqueue::detail {
 
@@ -62,11 +45,11 @@ class node_pool {
     void* mem;
     if (s->free != nullptr) {
       mem = s->free;
-      KUBE_WQ_UNPOISON(mem, sizeof(Node));
+      unpoison(mem, sizeof(Node));
       s->free = s->free->next;
     } else {
       mem = cell(s, s->used++);
-      KUBE_WQ_UNPOISON(mem, sizeof(Node));
+      unpoison(mem, sizeof(Node));
     }
     ++s->live;
     if (s->free == nullptr && s->used == s->capacity) unlink(s);  // full
@@ -119,7 +102,7 @@ class node_pool {
     auto* s = ::new (mem) slab{this};
     const std::size_t cap = (bytes - header) / sizeof(Node);
     s->capacity = cap;
-    KUBE_WQ_POISON(cell(s, 0), cap * sizeof(Node));
+    poison(cell(s, 0), cap * sizeof(Node));
     total_ += cap;
     link(s);
   }
@@ -128,7 +111,7 @@ class node_pool {
     auto* c = static_cast<free_cell*>(mem);
     c->next = s->free;
     s->free = c;
-    KUBE_WQ_POISON(c, sizeof(Node));
+    poison(c, sizeof(Node));
     --s->live;
     if (!s->listed) link(s);
     // An empty slab goes back to the system unless it is the only one with
@@ -154,7 +137,7 @@ class node_pool {
   void release(slab* s) noexcept {
     unlink(s);
     total_ -= s->capacity;
-    KUBE_WQ_UNPOISON(cell(s, 0), s->capacity * sizeof(Node));
+    unpoison(cell(s, 0), s->capacity * sizeof(Node));
     s->~slab();
     std::free(s);
   }
@@ -164,7 +147,3 @@ class node_pool {
 };
 
 }  // namespace kube::workqueue::detail
-
-#undef KUBE_WQ_POISON
-#undef KUBE_WQ_UNPOISON
-#undef KUBE_WQ_ASAN
