@@ -44,6 +44,11 @@ inline void* big_alloc(std::size_t& bytes) {
   return p;
 }
 
+/// Frees big_alloc's memory, for std::unique_ptr.
+struct big_free {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+
 /// A std::allocator replacement that takes its memory from big_alloc, for a
 /// std::vector that may grow to many MiB (the delay heap).
 template <class T>

@@ -106,10 +106,7 @@ class flat_index {
     slots_[i] = slot{hash, n};
   }
 
-  struct slots_deleter {
-    void operator()(slot* p) const noexcept { std::free(p); }
-  };
-  using slots_ptr = std::unique_ptr<slot[], slots_deleter>;
+  using slots_ptr = std::unique_ptr<slot[], big_free>;
 
   // A large table goes on huge pages (big_alloc): a lookup in a table of
   // tens of MiB is a random access, and with 4 KiB pages nearly every one

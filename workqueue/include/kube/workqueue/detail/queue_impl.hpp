@@ -152,13 +152,10 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       return;
     }
     flush_pending();  // (nothing is pending outside a streak; kept for safety)
-    if (node* n = lookup(item, hash)) {
-      new_streak_ = 0;
-      mark_dirty(n);
-      return;
-    }
-    ++new_streak_;
-    insert_new(new_node(std::forward<U>(item), hash), hash);
+    bool made = false;
+    node* n = find_or_make(std::forward<U>(item), hash, made);
+    new_streak_ = made ? new_streak_ + 1 : 0;
+    mark_dirty(n);
   }
 
   template <class U>
@@ -415,26 +412,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if (shut_) return;
     const bool wait = m.delayed && m.ready_at != time_point::min() && m.ready_at > clock_->now();
     if (m.delayed && metrics_) metrics_->on_retry();
-    node* n = lookup(m.item, m.hash);
-    if (n == nullptr) {
-      n = new_node(std::move(m.item), m.hash);
-      try {
-        if (wait) {
-          index_.insert(n, m.hash);  // (state 0: only the heap below holds it)
-        } else {
-          insert_new(n, m.hash);
-          return;
-        }
-      } catch (...) {
-        if (lookup(n->item, m.hash) != n) free_node(n);
-        throw;
-      }
-    } else if (!wait) {
+    bool made = false;
+    node* n = find_or_make(std::move(m.item), m.hash, made);
+    if (!wait) {
       mark_dirty(n);
-      return;
+    } else if (heap_.push(n, m.ready_at)) {  // the ready time was fixed at the call
+      arm_timer();
     }
-    // The ready time was fixed at the call.
-    if (heap_.push(n, m.ready_at)) arm_timer();
   }
 
   // ---- deferred adds -----------------------------------------------------------
@@ -522,12 +506,29 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     metric_add(n->item);
   }
 
-  // A new item: index it and make it ready.
+  // A new node (state 0, made by defer()): index it and make it ready.
   void insert_new(node* n, std::size_t hash) {
-    n->state = st_dirty;
     index_.insert(n, hash);
-    metric_add(n->item);
-    make_ready(n);
+    mark_dirty(n);
+  }
+
+  // The item's node: found, or made and indexed with state 0 (`made` says
+  // which). The item is copied or moved into a node only when it has none.
+  template <class U>
+  node* find_or_make(U&& item, std::size_t hash, bool& made) {
+    if (node* n = lookup(item, hash)) {
+      made = false;
+      return n;
+    }
+    node* n = new_node(std::forward<U>(item), hash);
+    try {
+      index_.insert(n, hash);
+    } catch (...) {
+      free_node(n);
+      throw;
+    }
+    made = true;
+    return n;
   }
 
   // `n` is marked dirty and not processing: hand it to the oldest parked
@@ -687,14 +688,9 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // waits for an earlier time already).
   template <class U>
   void delay(U&& item, time_point ready_at, std::size_t hash) {
-    node* n = lookup(item, hash);
-    if (n != nullptr) {
-      new_streak_ = 0;
-    } else {
-      ++new_streak_;
-      n = new_node(std::forward<U>(item), hash);
-      index_.insert(n, hash);
-    }
+    bool made = false;
+    node* n = find_or_make(std::forward<U>(item), hash, made);
+    new_streak_ = made ? new_streak_ + 1 : 0;
     if (heap_.push(n, ready_at)) arm_timer();
   }
 
@@ -864,10 +860,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   bool flush_posted_ = false;
   std::array<node*, 2> recent_{};          // last handed out (for done)
   std::size_t recent_next_ = 0;
-  struct free_deleter {
-    void operator()(node** p) const noexcept { std::free(p); }
-  };
-  using ring_ptr = std::unique_ptr<node*[], free_deleter>;
+  using ring_ptr = std::unique_ptr<node*[], big_free>;
   ring_ptr fifo_;  // ready items, in order: a ring of fifo_cap_ (a power of 2)
   std::size_t fifo_cap_ = 0;
   std::size_t fifo_head_ = 0;
