@@ -83,15 +83,17 @@ class delay_heap {
   /// a sixteenth of the heap has been popped singly: its cost is then
   /// bounded by the pops already made, and a heap with only a few ready
   /// entries is never scanned whole. It goes to bulk at once when the
-  /// latest ready time ever pushed has passed, or when a sample of a large
-  /// heap says that a sixteenth or more is ready (a producer that outran the
-  /// timer: single pops of a heap of a million entries cost a microsecond
-  /// each in cache misses).
+  /// latest ready time ever pushed has passed, and after bulk_after single
+  /// pops when a sample of a large heap says that a sixteenth or more is
+  /// ready (a producer that outran the timer: single pops of a heap of a
+  /// million entries cost a microsecond each in cache misses). The sample
+  /// is taken only then, so a timer that finds a few items ready never
+  /// pays for its cache misses.
   template <class F, class Unref>
   void pop_ready(time_point now, F&& f, Unref&& unref) {
-    const std::size_t singly =
-        latest_ <= now || mostly_ready(now) ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
+    const std::size_t singly = latest_ <= now ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
     for (std::size_t i = 0; i < singly; ++i) {
+      if (i == bulk_after && mostly_ready(now)) break;
       drop_stale(unref);
       if (heap_.empty() || heap_.front().ready_at > now) return;
       std::pop_heap(heap_.begin(), heap_.end(), later{});
