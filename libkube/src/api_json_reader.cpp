@@ -1,13 +1,13 @@
 #include <kube/api/codec_impl.hpp>
 #include <kube/api/json_reader.hpp>
 
-#include "json_grammar.hpp"
 #include "json_text_pool.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
+#include <cstring>
 #include <limits>
 
 namespace kube::codec {
@@ -26,6 +26,134 @@ struct plain_table {
 };
 constexpr plain_table plain{};
 
+// Word-at-a-time scanning (eight bytes per step) for the long runs of plain
+// bytes inside strings. Each mask has the high bit of a byte set for the
+// bytes it looks for; its lowest set bit is exact (a borrow only ever marks
+// bytes above a true match), which is all the scanners use.
+constexpr std::uint64_t ones = 0x0101010101010101ULL;
+constexpr std::uint64_t highs = 0x8080808080808080ULL;
+
+inline std::uint64_t load8(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+inline std::uint64_t zero_bytes(std::uint64_t w) noexcept { return (w - ones) & ~w & highs; }
+inline std::uint64_t bytes_equal(std::uint64_t w, unsigned char c) noexcept { return zero_bytes(w ^ (ones * c)); }
+// '"', '\\', a control byte (< 0x20) or a non-ASCII byte (>= 0x80).
+inline std::uint64_t not_plain(std::uint64_t w) noexcept {
+  return bytes_equal(w, '"') | bytes_equal(w, '\\') | ((w - ones * 0x20) & ~w & highs) | (w & highs);
+}
+inline std::size_t first_marked(std::uint64_t mask) noexcept {
+  return static_cast<std::size_t>(__builtin_ctzll(mask)) / 8;
+}
+
+// The first byte in [q, end) that is not plain (see plain_table), or end.
+inline const char* skip_plain(const char* q, const char* end) noexcept {
+  while (end - q >= 8) {
+    if (const std::uint64_t m = not_plain(load8(q))) return q + first_marked(m);
+    q += 8;
+  }
+  while (q != end && plain.ok[static_cast<unsigned char>(*q)]) ++q;
+  return q;
+}
+
+// The first '"' or '\\' in [q, end), or end.
+inline const char* find_quote_or_backslash(const char* q, const char* end) noexcept {
+  while (end - q >= 8) {
+    const std::uint64_t w = load8(q);
+    if (const std::uint64_t m = bytes_equal(w, '"') | bytes_equal(w, '\\')) return q + first_marked(m);
+    q += 8;
+  }
+  while (q != end && *q != '"' && *q != '\\') ++q;
+  return q;
+}
+
+// Whether the value at `p` is JSON in the form raw_json keeps as text, and
+// if so where it ends: no whitespace, no numbers, strings of printable ASCII
+// whose only escapes are \" and \\ (what boost::json's serializer writes
+// unchanged). One pass that checks the grammar too. False for anything else,
+// valid or not; the caller then takes the DOM path, which reports bad JSON.
+bool compact_json_value(const char* p, const char* end, const char*& after) noexcept {
+  constexpr std::size_t max_nesting = 128;  // deeper: the DOM path decides
+  char closers[max_nesting];
+  std::size_t depth = 0;
+  auto string_token = [&]() -> bool {  // at '"'
+    ++p;
+    for (;;) {
+      p = skip_plain(p, end);
+      if (p == end) return false;
+      if (*p == '"') {
+        ++p;
+        return true;
+      }
+      if (*p != '\\' || end - p < 2 || (p[1] != '"' && p[1] != '\\')) return false;
+      p += 2;
+    }
+  };
+  auto literal = [&](std::string_view word) -> bool {
+    if (static_cast<std::size_t>(end - p) < word.size() || std::string_view(p, word.size()) != word) return false;
+    p += word.size();
+    return true;
+  };
+  // Each turn reads one value, then the separators and closers after it.
+  for (;;) {
+    if (p == end) return false;
+    switch (*p) {
+      case '{':
+      case '[': {
+        if (depth == max_nesting) return false;
+        const char closer = *p == '{' ? '}' : ']';
+        ++p;
+        if (p != end && *p == closer) {  // empty
+          ++p;
+          break;
+        }
+        closers[depth++] = closer;
+        if (closer == '}') {
+          if (p == end || *p != '"' || !string_token() || p == end || *p != ':') return false;
+          ++p;
+        }
+        continue;  // the first member's or element's value
+      }
+      case '"':
+        if (!string_token()) return false;
+        break;
+      case 't':
+        if (!literal("true")) return false;
+        break;
+      case 'f':
+        if (!literal("false")) return false;
+        break;
+      case 'n':
+        if (!literal("null")) return false;
+        break;
+      default:
+        return false;
+    }
+    // After a complete value: close containers, or go on to the next member.
+    for (;;) {
+      if (depth == 0) {
+        after = p;
+        return true;
+      }
+      if (p == end) return false;
+      if (*p == closers[depth - 1]) {
+        ++p;
+        --depth;
+        continue;
+      }
+      if (*p != ',') return false;
+      ++p;
+      if (closers[depth - 1] == '}') {
+        if (p == end || *p != '"' || !string_token() || p == end || *p != ':') return false;
+        ++p;
+      }
+      break;
+    }
+  }
+}
+
 } // namespace
 
 void json_reader::syntax(std::string_view what) const {
@@ -43,8 +171,7 @@ bool json_reader::delimiter(const char* at) const noexcept {
 // A string token at `at` ('"' first) with no escape and only printable
 // ASCII: its contents and the byte after the closing quote.
 bool json_reader::plain_string(const char* at, std::string_view& s, const char*& after) const noexcept {
-  const char* q = at + 1;
-  while (q != end_ && plain.ok[static_cast<unsigned char>(*q)]) ++q;
+  const char* q = skip_plain(at + 1, end_);
   if (q == end_ || *q != '"') return false;
   s = std::string_view(at + 1, static_cast<std::size_t>(q - at - 1));
   after = q + 1;
@@ -170,11 +297,12 @@ std::string_view json_reader::skip() {
   if (p_ == end_) syntax("expected a value");
   auto string_token = [this] {  // at '"'; stops after the closing quote
     ++p_;
-    while (p_ != end_ && *p_ != '"') {
-      if (*p_ == '\\' && p_ + 1 != end_) ++p_;
-      ++p_;
+    for (;;) {
+      p_ = find_quote_or_backslash(p_, end_);
+      if (p_ == end_) syntax("an unterminated string");
+      if (*p_ == '"') break;
+      p_ += end_ - p_ >= 2 ? 2 : 1;  // an escape: skip the escaped byte
     }
-    if (p_ == end_) syntax("an unterminated string");
     ++p_;
   };
   if (*p_ == '"') {
@@ -286,41 +414,13 @@ void json_reader::read(std::int64_t& out, const json_path& at) {
 }
 
 void json_reader::read(raw_json& out, const json_path& at) {
-  const char* start = p_;
-  const auto text = skip();
-  // Compact already? Outside strings only structure and literals; inside
-  // strings printable ASCII and the two escapes boost::json writes as given.
-  bool compact = true;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size() && compact; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (in_string) {
-      if (c == '\\') {
-        const char e = i + 1 < text.size() ? text[i + 1] : '\0';
-        compact = e == '"' || e == '\\';
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      } else {
-        compact = c >= 0x20 && c < 0x7f;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else {
-      compact = c == '{' || c == '}' || c == '[' || c == ']' || c == ',' || c == ':' || (c >= 'a' && c <= 'z');
-    }
-  }
-  if (compact) {
-    boost::json::basic_parser<detail::grammar_only_handler> check(json::parse_options{});
-    json::error_code ec;
-    const auto n = check.write_some(false, text.data(), text.size(), ec);
-    compact = !ec && n == text.size() && check.done();
-  }
-  if (compact) {
-    out.t_ = kube::detail::shared_json_text(text);
+  skip_ws();
+  const char* after = nullptr;
+  if (compact_json_value(p_, end_, after)) {
+    out.t_ = kube::detail::shared_json_text(std::string_view(p_, static_cast<std::size_t>(after - p_)));
+    p_ = after;
     return;
   }
-  p_ = start;
   const auto v = value();
   decode(v, out, at);
 }
