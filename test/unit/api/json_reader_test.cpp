@@ -134,7 +134,7 @@ TEST_CASE("json_reader finds quotes, escapes and non-ASCII bytes at every offset
           "[codegen][json_reader]") {
   // The string scanners look at eight bytes at a time: put each kind of
   // special byte at each position of the first words and near the end.
-  for (const std::string special : {R"(\")", R"(\\)", R"(\n)", R"(\u00e9)", "\xc3\xa9", R"(\/)"}) {
+  for (const std::string special : {R"(\")", R"(\\)", R"(\n)", R"(\u00e9)", "\xc3\xa9", R"(\/)", "\x7f"}) {
     for (std::size_t at = 0; at <= 20; ++at) {
       const std::string s = std::string(at, 'a') + special + std::string(at % 9, 'b');
       INFO("special " << special << " at " << at);
