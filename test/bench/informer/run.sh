@@ -2,7 +2,7 @@
 # Informer benchmark, ours vs client-go's SharedIndexInformer, in one run,
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
-#   test/bench/informer/run.sh [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s]
+#   test/bench/informer/run.sh [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J]
 #
 # For every N: creates N pods (~3.8 KB each as stored, plus ~2.8 KB of
 # managedFields) in a fresh namespace with podload (Go, client-go), then RUNS
@@ -12,6 +12,11 @@
 # time to sync, CPU seconds (user+sys, getrusage; in all, at SYNCED, and the
 # system part of all), peak RSS, and RSS before and after the sync. -s gives both informers the strip-managedFields
 # transform. Prints medians and ratios ours/client-go (< 1: ours uses less).
+#
+# client-go runs as a controller gets it by default: its clientset asks for
+# protobuf for built-in types such as Pod, gzip-compressed; ours asks for
+# JSON. -J adds a third process per run, client-go asked for JSON
+# (impl client-go-json), and a second ratio column against it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
@@ -19,14 +24,16 @@ sizes="10000 50000"
 updates=10000
 runs=3
 strip=""
-while getopts "n:u:r:B:s" opt; do
+impls="kube client-go"
+while getopts "n:u:r:B:sJ" opt; do
   case $opt in
     n) sizes=$OPTARG ;;
     u) updates=$OPTARG ;;
     r) runs=$OPTARG ;;
     B) build=$OPTARG ;;
     s) strip="--strip-managed-fields" ;;
-    *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s]" >&2; exit 2 ;;
+    J) impls="kube client-go client-go-json" ;;
+    *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J]" >&2; exit 2 ;;
   esac
 done
 
@@ -54,7 +61,9 @@ run_one() {
   if [[ $impl == kube ]]; then
     "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip >"$out" &
   else
-    "$build/go-bench/informer" -kubeconfig "$kc" -namespace "$ns" -updates "$updates" ${strip:+-strip-managed-fields} >"$out" &
+    local json=""
+    [[ $impl == client-go-json ]] && json=-json
+    "$build/go-bench/informer" -kubeconfig "$kc" -namespace "$ns" -updates "$updates" ${strip:+-strip-managed-fields} $json >"$out" &
   fi
   local pid=$!
   for _ in $(seq 1 3000); do
@@ -75,8 +84,7 @@ for n in $sizes; do
   podload -namespace "$ns" -workers 48 create "$n" >&2
   for ((i = 1; i <= runs; i++)); do
     echo "== N=$n run $i/$runs" >&2
-    run_one kube "$ns" "$n"
-    run_one client-go "$ns" "$n"
+    for impl in $impls; do run_one "$impl" "$ns" "$n"; done
   done
   kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
 done
@@ -94,20 +102,25 @@ def upd(rs):
 def per_obj(rs, n):
     return statistics.median((float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n for r in rs)
 print(f"informer benchmark: medians of {sys.argv[2]} runs, {sys.argv[3]} updates after sync, transform: {sys.argv[4]}")
-print(f"{'N':>7} {'metric':<22} {'kube':>12} {'client-go':>12} {'ratio':>7}")
+json_col = any("client-go-json" in r for r in rows.values())
+head = f"{'N':>7} {'metric':<22} {'kube':>12} {'client-go':>12} {'ratio':>7}"
+if json_col:
+    head += f" {'client-go JSON':>15} {'ratio':>7}"
+print(head)
+def metrics(rs, n):
+    return [med(rs, "sync_s"), med(rs, "cpu_s"), med(rs, "cpu_synced_s"), upd(rs), med(rs, "sys_s"),
+            med(rs, "maxrss_kb") / 1024, per_obj(rs, n), med(rs, "updates_s")]
+labels = ["time to synced (s)", "CPU seconds", "  CPU to synced", "  CPU in updates", "  of which system",
+          "peak RSS (MiB)", "RSS/object (bytes)", "updates phase (s)"]
 for n in sorted(rows):
-    k, g = rows[n].get("kube", []), rows[n].get("client-go", [])
-    if not k or not g:
+    k, g, j = rows[n].get("kube", []), rows[n].get("client-go", []), rows[n].get("client-go-json", [])
+    if not k or not g or (json_col and not j):
         print(f"{n:>7} missing results"); continue
-    for label, fk, fg in [
-        ("time to synced (s)", med(k, "sync_s"), med(g, "sync_s")),
-        ("CPU seconds", med(k, "cpu_s"), med(g, "cpu_s")),
-        ("  CPU to synced", med(k, "cpu_synced_s"), med(g, "cpu_synced_s")),
-        ("  CPU in updates", upd(k), upd(g)),
-        ("  of which system", med(k, "sys_s"), med(g, "sys_s")),
-        ("peak RSS (MiB)", med(k, "maxrss_kb") / 1024, med(g, "maxrss_kb") / 1024),
-        ("RSS/object (bytes)", per_obj(k, n), per_obj(g, n)),
-        ("updates phase (s)", med(k, "updates_s"), med(g, "updates_s")),
-    ]:
-        print(f"{n:>7} {label:<22} {fk:>12.3f} {fg:>12.3f} {fk / fg if fg else float('nan'):>7.2f}")
+    mk, mg = metrics(k, n), metrics(g, n)
+    mj = metrics(j, n) if json_col else None
+    for i, label in enumerate(labels):
+        line = f"{n:>7} {label:<22} {mk[i]:>12.3f} {mg[i]:>12.3f} {mk[i] / mg[i] if mg[i] else float('nan'):>7.2f}"
+        if mj:
+            line += f" {mj[i]:>15.3f} {mk[i] / mj[i] if mj[i] else float('nan'):>7.2f}"
+        print(line)
 PY
