@@ -8,7 +8,7 @@ packages=(
   build-essential g++ cmake ninja-build ccache pkg-config git
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libboost-system1.81-dev libboost-program-options1.81-dev
-  libssl-dev libyaml-cpp-dev catch2 openssl ca-certificates curl
+  libssl-dev libyaml-cpp-dev zlib1g-dev catch2 openssl ca-certificates curl
   python3
   doxygen   # API reference (docs/, ctest docs.doxygen); no graphviz: no diagrams
 )

@@ -1,12 +1,14 @@
 #include "client_impl.hpp"
 
 #include <kube/client.hpp>
+#include <kube/detail/gzip.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -357,6 +359,10 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   }
 
   auto m = to_http(req);
+  // As Go's transport does for client-go: ask for gzip unless the
+  // kubeconfig says disable-compression. (Watches do not: the apiserver
+  // sends their events as they happen, uncompressed.)
+  if (!settings.disable_compression) m.set(http::field::accept_encoding, "gzip");
   if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
 
   if (settings.timeout.count() > 0) conn->tcp().expires_after(settings.timeout);
@@ -400,6 +406,24 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   }
   const bool keep = res.keep_alive();
   r.value.body = std::move(res.body());
+  if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
+    if (!beast::iequals(enc, "gzip")) {
+      r.ec = client_errc::protocol_error;
+      r.diag.set_client_message(req.describe() + ": the response is encoded as \"" + std::string(enc.substr(0, 64)) +
+                                "\", which was not asked for (only gzip is)");
+      co_return r;
+    }
+    std::string plain;
+    std::string why;
+    if (!detail::gunzip(r.value.body, plain, why)) {
+      r.ec = client_errc::protocol_error;
+      r.diag.set_client_message(req.describe() + ": the gzip-encoded response body (" +
+                                std::to_string(r.value.body.size()) + " bytes) does not decode: " + why);
+      co_return r;
+    }
+    r.value.body = std::move(plain);
+    r.value.content_encoding = "gzip";
+  }
   if (r.value.status < 200 || r.value.status >= 300) r.ec = status_error(r.value.status, r.value.body, req, r.diag);
   if (keep && idle_.size() < settings.max_idle_connections) {
     conn->reused = false;
@@ -503,6 +527,7 @@ detail::transport_settings to_settings(const client_config& c, client_options o)
   s.impersonate_groups = c.impersonate.groups;
   s.impersonate_extra = c.impersonate.extra;
   s.proxy_url = c.proxy_url;
+  s.disable_compression = c.disable_compression;
   s.user_agent = c.user_agent;
   s.qps = c.qps;
   s.burst = c.burst;

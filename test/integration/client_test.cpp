@@ -23,6 +23,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -74,6 +75,52 @@ TEST_CASE("a missing object is not_found and a duplicate create is already_exist
   auto [ec2, res2] = run(admin_cert_settings(), create);
   CHECK(ec2 == kube::api_errc::already_exists);
   CHECK(res2.status == 409);
+}
+
+TEST_CASE("a large list comes gzip-compressed and decodes to the same items, and disable_compression turns it off",
+          "[client][compression]") {
+  // The apiserver compresses responses above 128 KiB for clients that ask
+  // (APIResponseCompression); 160 configmaps of 1 KiB each make one.
+  const auto ns = unique_name("client-gzip");
+  create_namespace(ns);
+  const std::string filler(1000, 'x');
+  with_admin_client([&](kube::client& c) -> asio::awaitable<void> {
+    for (int i = 0; i < 160; ++i) {
+      auto r = co_await c.async_request(
+          kube::request{}.method(kube::http_method::post).namespace_(ns).resource("configmaps").body(
+              R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" + std::to_string(i) +
+              R"("},"data":{"filler":")" + filler + R"("}})"),
+          kube::use_awaitable);
+      REQUIRE(r.status == 201);
+    }
+  });
+  auto names = [](const std::string& body) {
+    std::vector<std::string> out;
+    const auto doc = boost::json::parse(body);
+    for (const auto& item : doc.at("items").as_array())
+      out.emplace_back(item.at("metadata").at("name").as_string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const auto list = kube::request{}.namespace_(ns).resource("configmaps");
+  auto [ec, zipped] = run(admin_cert_settings(), list);
+  REQUIRE_FALSE(ec);
+  CHECK(zipped.content_encoding == "gzip");
+  auto plain_settings = admin_cert_settings();
+  plain_settings.disable_compression = true;
+  auto [ec2, plain] = run(plain_settings, list);
+  REQUIRE_FALSE(ec2);
+  CHECK(plain.content_encoding.empty());
+  CHECK(plain.body.size() > 160'000);
+  CHECK(names(zipped.body).size() == 160);
+  CHECK(names(zipped.body) == names(plain.body));
+  // kubectl, an independent client, sees the same 160 objects.
+  CHECK(sh_out(kubectl() + "get configmaps -n " + ns + " --no-headers -o name | grep -c '^configmap/cm-'") == "160\n");
+  // A small answer is not compressed even when asked.
+  auto [ec3, one] = run(admin_cert_settings(), kube::request{}.namespace_(ns).resource("configmaps").name("cm-1"));
+  REQUIRE_FALSE(ec3);
+  CHECK(one.content_encoding.empty());
+  sh(kubectl() + "delete namespace " + ns + " --wait=false");
 }
 
 TEST_CASE("a CA that did not sign the server fails the handshake with a TLS error", "[client][tls]") {

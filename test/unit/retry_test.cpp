@@ -1,7 +1,8 @@
-// The client's retry rules, against a scripted local HTTP server (plain TCP
-// on 127.0.0.1) that answers each request as the test says: 429/5xx with
+// The client's exchange rules, against a scripted local HTTP server (plain
+// TCP on 127.0.0.1) that answers each request as the test says: 429/5xx with
 // Retry-After are retried at most max_retries times, 5xx without it is not,
-// a reset connection is retried for GET only, warnings reach the hook.
+// a reset connection is retried for GET only, warnings reach the hook, gzip
+// is asked for (unless disabled) and decoded, other encodings are refused.
 #include <kube/client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -31,6 +32,8 @@ struct reply {
   std::string retry_after;  // empty: no header
   bool reset = false;       // close the connection with RST instead of answering
   std::string warning;      // a Warning header value
+  std::string encoding;     // a Content-Encoding header value
+  std::string body;         // the body as sent (default: a small JSON object or a Status)
 };
 
 reply answer(unsigned status, std::string retry_after = {}) {
@@ -52,6 +55,7 @@ struct scripted_server {
   std::function<reply(int)> script;
   int requests = 0;
   std::vector<std::string> methods;
+  std::vector<std::string> accept_encodings;  // per request, "" when absent
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()); }
 
@@ -70,6 +74,7 @@ struct scripted_server {
       auto [ec, n] = co_await http::async_read(sock, buf, req, asio::as_tuple(asio::use_awaitable));
       if (ec) co_return;
       methods.emplace_back(req.method_string());
+      accept_encodings.emplace_back(req[http::field::accept_encoding]);
       const reply r = script(requests++);
       if (r.reset) {
         sock.set_option(tcp::socket::linger(true, 0));  // RST on close
@@ -80,10 +85,12 @@ struct scripted_server {
       res.set(http::field::content_type, "application/json");
       if (!r.retry_after.empty()) res.set(http::field::retry_after, r.retry_after);
       if (!r.warning.empty()) res.set(http::field::warning, r.warning);
+      if (!r.encoding.empty()) res.set(http::field::content_encoding, r.encoding);
       const char* reason = r.status == 429 ? "TooManyRequests" : r.status == 503 ? "ServiceUnavailable" : "InternalError";
       res.body() = r.status == 200 ? std::string(R"({"ok":true})")
                                    : R"({"kind":"Status","status":"Failure","reason":")" + std::string(reason) +
                                          R"(","code":)" + std::to_string(r.status) + "}";
+      if (!r.body.empty()) res.body() = r.body;
       res.keep_alive(true);
       res.prepare_payload();
       auto [wec, wn] = co_await http::async_write(sock, res, asio::as_tuple(asio::use_awaitable));
@@ -98,10 +105,11 @@ struct outcome {
   int requests = 0;
   std::vector<std::string> methods;
   std::vector<std::string> warnings;
+  std::vector<std::string> accept_encodings;
 };
 
 outcome exchange(std::function<reply(int)> script, kube::http_method method = kube::http_method::get,
-                 int max_retries = 10) {
+                 int max_retries = 10, bool disable_compression = false) {
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
   asio::co_spawn(io, server.run(), asio::detached);
@@ -109,6 +117,7 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
   s.server = server.url();
   s.qps = 0;
   s.max_retries = max_retries;
+  s.disable_compression = disable_compression;
   outcome out;
   s.on_warning = [&](std::string_view w) { out.warnings.emplace_back(w); };
   kube::client c(io.get_executor(), s);
@@ -121,6 +130,7 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
   io.run_for(std::chrono::seconds(60));
   out.requests = server.requests;
   out.methods = server.methods;
+  out.accept_encodings = server.accept_encodings;
   return out;
 }
 
@@ -176,4 +186,77 @@ TEST_CASE("server Warning headers reach the warning hook as text", "[warnings]")
   CHECK_FALSE(o.ec);
   CHECK(o.warnings == std::vector<std::string>{"v1 ComponentStatus is deprecated in v1.19+"});
   CHECK(o.res.warnings == o.warnings);
+}
+
+namespace {
+
+// {"ok":true} gzip-encoded (RFC 1952), as `gzip -n` writes it.
+std::string gzipped_ok() {
+  static const unsigned char bytes[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x56, 0xca,
+                                        0xcf, 0x56, 0xb2, 0x2a, 0x29, 0x2a, 0x4d, 0xad, 0x05, 0x00, 0x90, 0x5f, 0xd4,
+                                        0xa7, 0x0b, 0x00, 0x00, 0x00};
+  return std::string(reinterpret_cast<const char*>(bytes), sizeof bytes);
+}
+
+}  // namespace
+
+TEST_CASE("gzip is asked for, and a gzip body is decoded", "[compression]") {
+  auto o = exchange([](int) {
+    auto r = answer(200);
+    r.encoding = "gzip";
+    r.body = gzipped_ok();
+    return r;
+  });
+  REQUIRE_FALSE(o.ec);
+  CHECK(o.accept_encodings == std::vector<std::string>{"gzip"});
+  CHECK(o.res.body == R"({"ok":true})");
+  CHECK(o.res.content_encoding == "gzip");
+}
+
+TEST_CASE("disable_compression sends no Accept-Encoding", "[compression]") {
+  auto o = exchange([](int) { return answer(200); }, kube::http_method::get, 10, true);
+  REQUIRE_FALSE(o.ec);
+  CHECK(o.accept_encodings == std::vector<std::string>{""});
+  CHECK(o.res.body == R"({"ok":true})");
+  CHECK(o.res.content_encoding.empty());
+}
+
+TEST_CASE("a gzip error body is decoded before its Status is read", "[compression]") {
+  auto o = exchange([](int) {
+    auto r = answer(500);
+    r.encoding = "gzip";
+    r.body = gzipped_ok();  // not a Status: kept as the message
+    return r;
+  });
+  CHECK(o.ec == kube::api_errc::internal_error);
+  CHECK(o.res.body == R"({"ok":true})");
+}
+
+TEST_CASE("a body that does not gunzip, or an encoding not asked for, is a protocol error", "[compression]") {
+  auto bad = exchange([](int) {
+    auto r = answer(200);
+    r.encoding = "gzip";
+    r.body = "plain text, not gzip";
+    return r;
+  });
+  CHECK(bad.ec == kube::client_errc::protocol_error);
+  CHECK(bad.res.diag.client_message().find("the gzip-encoded response body (20 bytes) does not decode: invalid gzip data") !=
+        std::string::npos);
+
+  auto br = exchange([](int) {
+    auto r = answer(200);
+    r.encoding = "br";
+    return r;
+  });
+  CHECK(br.ec == kube::client_errc::protocol_error);
+  CHECK(br.res.diag.client_message().find(R"(the response is encoded as "br", which was not asked for)") !=
+        std::string::npos);
+
+  auto identity = exchange([](int) {
+    auto r = answer(200);
+    r.encoding = "identity";
+    return r;
+  });
+  CHECK_FALSE(identity.ec);
+  CHECK(identity.res.body == R"({"ok":true})");
 }

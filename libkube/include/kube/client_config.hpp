@@ -114,7 +114,11 @@ struct client_config {
 
   // --- connection ---
   std::string proxy_url;             ///< kubeconfig proxy-url; empty: HTTPS_PROXY/NO_PROXY apply
-  bool disable_compression = false;  ///< do not ask for gzip responses
+  /// Do not ask for gzip-compressed responses (kubeconfig
+  /// `disable-compression`). By default unary requests send
+  /// `Accept-Encoding: gzip`, as client-go's do; the apiserver compresses
+  /// bodies above 128 KiB (lists), which saves bandwidth and costs CPU.
+  bool disable_compression = false;
 
   std::string namespace_name = "default";  ///< default namespace for namespaced calls
   std::string user_agent = default_user_agent();

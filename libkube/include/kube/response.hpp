@@ -20,6 +20,9 @@ namespace kube {
 struct response {
   unsigned status = 0;                ///< HTTP status code, 0 if none was received
   std::string content_type;           ///< Content-Type of the body
+  /// "gzip" when the server compressed the body (the client asks for it
+  /// unless client_config::disable_compression); `body` is decoded already.
+  std::string content_encoding;
   std::vector<std::string> warnings;  ///< Warning headers (RFC 7234 299 "text"), text only
   std::string body;
   diagnostics diag;

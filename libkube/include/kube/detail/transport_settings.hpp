@@ -48,6 +48,7 @@ struct transport_settings {
   std::map<std::string, std::vector<std::string>> impersonate_extra;
 
   std::string proxy_url;          // explicit proxy-url; empty: HTTPS_PROXY/NO_PROXY
+  bool disable_compression = false;  // do not send Accept-Encoding: gzip
   std::string user_agent = "kube-cpp";
   double qps = 5;                 // requests per second; <= 0 disables the limiter
   int burst = 10;

@@ -1,0 +1,20 @@
+#pragma once
+
+// Internal: gzip decoding of response bodies (RFC 1952), for responses the
+// client asked to be compressed (Accept-Encoding: gzip). Exposed under
+// detail/ for the unit tests.
+
+#include <string>
+#include <string_view>
+
+namespace kube::detail {
+
+/// Decodes the gzip text `in` (one member, or several back to back, as Go's
+/// reader accepts) into `out`. On failure returns false and says why in
+/// `why` (zlib's reason and the byte offset in `in`); `out` is then
+/// unspecified. The decoded size is bounded by deflate's ratio (at most
+/// 1,032 output bytes per input byte), so memory stays proportional to
+/// what was received.
+bool gunzip(std::string_view in, std::string& out, std::string& why);
+
+} // namespace kube::detail
