@@ -11,6 +11,8 @@
 
 #include <kube/api/core/v1/pod.hpp>
 
+#include "../tools/process_stats.hpp"
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -26,12 +28,7 @@
 
 namespace {
 
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+using kube_bench::cpu_seconds;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -31,21 +31,12 @@ while getopts "n:p:r:B:" opt; do
   esac
 done
 
-echo "== building (Release, no sanitizers) in $build" >&2
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKUBE_SANITIZE= -DKUBE_BUILD_SAMPLES=OFF >/dev/null
-cmake --build "$build" --target kube-bench-decode >&2
-(cd "$root/test/bench/go" && GOTOOLCHAIN=local go build -o "$build/go-bench/" ./cmd/decode ./cmd/podload)
-"$root/test/cluster/build.sh" "$build/bench-cluster" >&2
-
-state=$(mktemp -d)
-results=$(mktemp)
-cleanup() {
-  "$build/bench-cluster/kcluster" down --dir "$state" >/dev/null 2>&1 || true
-  rm -rf "$state" "$results"
-}
-trap cleanup EXIT
-"$build/bench-cluster/kcluster" up --dir "$state" --watch-pid $$ >&2
-kc="$state/kubeconfig/admin-cert.yaml"
+# shellcheck source=../tools/cluster_bench.sh
+source "$root/test/bench/tools/cluster_bench.sh"
+bench_build "$build" "kube-bench-decode" "./cmd/decode ./cmd/podload"
+bench_cluster_up "$build"
+results="$state/results"
+: >"$results"
 
 for n in $sizes; do
   ns=decode-$n

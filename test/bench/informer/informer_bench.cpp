@@ -18,6 +18,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "../tools/process_stats.hpp"
+
 #include <sys/resource.h>
 
 #include <chrono>
@@ -30,13 +32,7 @@ namespace asio = boost::asio;
 using Pod = k8s::core::v1::Pod;
 
 namespace {
-// User + system CPU seconds of the whole process so far.
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+using kube_bench::cpu_seconds;
 
 long rss_kb() {
   std::ifstream in("/proc/self/status");
