@@ -24,10 +24,13 @@ struct inflater {
 };
 
 // The trailer's ISIZE (decoded size mod 2^32) of the last member, as a
-// first guess for the output's size; deflate cannot expand more than 1,032
-// times, so a larger claim is not believed.
+// first guess for the output's size, so a list is inflated into one
+// allocation. The guess is allocated before any data is decoded, so a claim
+// above 64 times the input (JSON lists compress about 20:1) is not
+// believed: a lying trailer cannot make us allocate more than that up
+// front; real data beyond it grows the buffer as it is decoded.
 std::size_t size_hint(std::string_view in) {
-  constexpr std::size_t max_ratio = 1032;
+  constexpr std::size_t max_ratio = 64;
   if (in.size() < 18) return 0;  // smaller than any gzip member
   std::uint32_t isize = 0;
   for (int i = 3; i >= 0; --i) isize = (isize << 8) | static_cast<unsigned char>(in[in.size() - 4 + static_cast<std::size_t>(i)]);
@@ -80,6 +83,7 @@ bool gunzip(std::string_view in, std::string& out, std::string& why) {
     return false;
   }
   out.resize(produced);
+  if (out.capacity() - produced > produced / 4 + 4096) out.shrink_to_fit();  // the trailer claimed more
   return true;
 }
 
