@@ -91,6 +91,11 @@ bool compact_json_value(const char* p, const char* end, const char*& after) noex
       p += 2;
     }
   };
+  auto member_key = [&]() -> bool {  // a member's name and its ':'
+    if (p == end || *p != '"' || !string_token() || p == end || *p != ':') return false;
+    ++p;
+    return true;
+  };
   auto literal = [&](std::string_view word) -> bool {
     if (static_cast<std::size_t>(end - p) < word.size() || std::string_view(p, word.size()) != word) return false;
     p += word.size();
@@ -110,10 +115,7 @@ bool compact_json_value(const char* p, const char* end, const char*& after) noex
           break;
         }
         closers[depth++] = closer;
-        if (closer == '}') {
-          if (p == end || *p != '"' || !string_token() || p == end || *p != ':') return false;
-          ++p;
-        }
+        if (closer == '}' && !member_key()) return false;
         continue;  // the first member's or element's value
       }
       case '"':
@@ -145,10 +147,7 @@ bool compact_json_value(const char* p, const char* end, const char*& after) noex
       }
       if (*p != ',') return false;
       ++p;
-      if (closers[depth - 1] == '}') {
-        if (p == end || *p != '"' || !string_token() || p == end || *p != ':') return false;
-        ++p;
-      }
+      if (closers[depth - 1] == '}' && !member_key()) return false;
       break;
     }
   }
