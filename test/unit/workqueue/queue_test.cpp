@@ -578,6 +578,19 @@ TEST_CASE("queue: own string hash/equality are exact for keys of every length, a
   std::sort(seen.begin(), seen.end());
   CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // 861 distinct keys, no collision
 
+  // The index takes a slot from the hash's low bits unmixed, so they must
+  // spread keys that differ only in a few digits: 65,536 such keys over
+  // 4,096 slots average 16 each. A uniform hash puts at most ~35 in one
+  // slot and leaves none empty; a hash whose low bits ignored part of the
+  // key would pile them up.
+  std::vector<int> per_slot(4096);
+  for (int i = 0; i < 65536; ++i) {
+    const std::string k = "default/object-" + std::to_string(i);
+    ++per_slot[hash_bytes(k.data(), k.size()) & 4095];
+  }
+  CHECK(*std::max_element(per_slot.begin(), per_slot.end()) <= 40);
+  CHECK(std::count(per_slot.begin(), per_slot.end(), 0) == 0);
+
   // A queue over keys that differ only in their last bytes dedups exactly.
   asio::io_context io;
   wq::queue<std::string> q(io.get_executor());

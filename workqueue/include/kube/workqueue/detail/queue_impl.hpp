@@ -520,6 +520,14 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       made = false;
       return n;
     }
+    made = true;
+    return make_indexed(std::forward<U>(item), hash);
+  }
+
+  // Out of line, so that finding a known item (a hot key added again) runs
+  // without this path's register saves and stack frame.
+  template <class U>
+  [[gnu::noinline]] node* make_indexed(U&& item, std::size_t hash) {
     node* n = new_node(std::forward<U>(item), hash);
     try {
       index_.insert(n, hash);
@@ -527,7 +535,6 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       free_node(n);
       throw;
     }
-    made = true;
     return n;
   }
 
