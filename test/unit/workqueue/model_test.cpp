@@ -218,6 +218,15 @@ TEST_CASE("model: delaying queue with many string keys follows client-go's rules
                                                   [](int i) { return "default/object-" + std::to_string(i); });
 }
 
+TEST_CASE("model: delaying queue with keys in the node and on the heap follows client-go's rules",
+          "[workqueue][model]") {
+  // Key lengths 1 to 54: nodes keep up to 32 bytes inline and longer keys
+  // as a std::string; both kinds are indexed, requeued and retired together.
+  run_model<std::string, std::hash<std::string>>(10, 20000, 3000, true, [](int i) {
+    return std::string(static_cast<std::size_t>(i % 50), 'k') + "/" + std::to_string(i);
+  });
+}
+
 TEST_CASE("delaying_queue: an item waiting for a delay can meanwhile be queued, held and done", "[workqueue][delay]") {
   asio::io_context io;
   wq::manual_clock clk;

@@ -1,6 +1,7 @@
 // queue<T>: client-go's dirty/processing rules, shutdown, drain, cancellation.
 #include "test_support.hpp"
 
+#include <kube/workqueue/prometheus_metrics.hpp>
 #include <kube/workqueue/queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -542,6 +543,47 @@ TEST_CASE("queue: items done and added again across many done() calls are queued
       CHECK_FALSE(q.try_get().has_value());
     }
   });
+  settle(io);
+}
+
+// A node keeps a std::string key of up to 32 bytes inline and a longer one
+// as a std::string: keys on both sides of that line, and keys that differ
+// only past it, are stored once, handed out whole and requeued exactly.
+TEST_CASE("queue: keys kept in the node and on the heap are exact at every length around 32 bytes",
+          "[workqueue][queue][hash]") {
+  asio::io_context io;
+  auto m = std::make_shared<wq::prometheus_metrics>("keys");  // metrics key their maps by a copy of the item
+  wq::queue<std::string> q(io.get_executor(), {.metrics = m});
+  std::vector<std::string> keys;
+  for (std::size_t len : {0U, 1U, 7U, 8U, 15U, 16U, 31U, 32U, 33U, 40U, 64U, 300U}) {
+    keys.push_back(std::string(len, 'k'));
+    if (len > 0) {
+      std::string last = keys.back();
+      last.back() = 'z';  // same length, differs in the last byte only
+      keys.push_back(last);
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& k : keys) q.add(k);  // by copy
+  }
+  for (auto k : keys) q.add(std::move(k));  // by move: still a duplicate
+  settle(io);  // (adds from outside the executor are applied there)
+  CHECK(q.len() == keys.size());
+  CHECK(m->adds() == keys.size());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) out.push_back(get_now(io, q));
+  CHECK(out == keys);  // in order, every byte
+  // Re-added while held: requeued once each on done, with the same bytes.
+  for (const auto& k : keys) q.add(std::string(k));
+  settle(io);
+  CHECK(q.len() == 0);
+  for (const auto& k : keys) q.done(k);
+  CHECK(q.len() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) CHECK(get_now(io, q) == keys[i]);
+  for (const auto& k : keys) q.done(k);
+  CHECK(q.len() == 0);
+  CHECK(m->work_duration().count.load() == 2 * keys.size());
+  q.shutdown();
   settle(io);
 }
 

@@ -82,11 +82,8 @@ inline constexpr bool own_string_hash =
 /// probe compares only after the full 64-bit hashes matched, so it is
 /// nearly always confirming a hit, and a libc memcmp call costs more than
 /// the comparison itself).
-inline bool same_bytes(const std::string& a, const std::string& b) noexcept {
-  const std::size_t len = a.size();
-  if (len != b.size()) return false;
-  const char* p = a.data();
-  const char* q = b.data();
+inline bool same_bytes(const char* p, std::size_t len, const char* q, std::size_t q_len) noexcept {
+  if (len != q_len) return false;
   if (len < 8) return len == 0 || std::memcmp(p, q, len) == 0;
   if (len > 32) return std::memcmp(p, q, len) == 0;
   std::uint64_t diff = 0;
@@ -95,26 +92,19 @@ inline bool same_bytes(const std::string& a, const std::string& b) noexcept {
   return diff == 0;
 }
 
-/// Hashing and equality of items for the queue's index (flat_index): the
-/// queue's own byte hash and equality for plain std::string keys, the user's
-/// Hash/KeyEqual otherwise. The index picks a slot with the hash's low bits.
+inline bool same_bytes(const std::string& a, const std::string& b) noexcept {
+  return same_bytes(a.data(), a.size(), b.data(), b.size());
+}
+
+/// Hashing of items for the queue's index (flat_index): the queue's own
+/// byte hash for plain std::string keys, the user's Hash otherwise
+/// (equality: node_item). The index picks a slot with the hash's low bits.
 /// hash_bytes ends in a multiply-fold, whose low bits already depend on every
 /// input bit, so its result is used as is (mixing it again was two more
 /// dependent multiplies, ~3.5 ns of a ~19 ns re-add of a queued key); a
 /// user's hash is mixed, since std::hash of an integer is the identity.
 template <class T, class Hash, class KeyEqual>
 struct item_traits {
-  struct item_equal {
-    [[no_unique_address]] KeyEqual user{};
-    bool operator()(const T& a, const T& b) const {
-      if constexpr (own_string_hash<T, Hash, KeyEqual>) {
-        return same_bytes(a, b);
-      } else {
-        return user(a, b);
-      }
-    }
-  };
-
   static std::size_t hash(const T& item) {
     if constexpr (own_string_hash<T, Hash, KeyEqual>) {
       return hash_bytes(item.data(), item.size());

@@ -14,6 +14,7 @@
 #include <kube/workqueue/detail/flat_index.hpp>
 #include <kube/workqueue/detail/hashed_key.hpp>
 #include <kube/workqueue/detail/message_blocks.hpp>
+#include <kube/workqueue/detail/node_item.hpp>
 #include <kube/workqueue/detail/node_pool.hpp>
 #include <kube/workqueue/error.hpp>
 #include <kube/workqueue/metrics.hpp>
@@ -217,7 +218,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     }
     if ((n->state & st_processing) == 0) return;  // not held by a worker
     --processing_;
-    metric_done(n->item);
+    metric_done(*n);
     n->state &= static_cast<std::uint8_t>(~st_processing);
     if ((n->state & st_dirty) != 0) {
       make_ready(n);
@@ -264,20 +265,25 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // sequence, the item and the state byte always sat in two lines. So the
   // node keeps only the hash's low 32 bits (the index's home slot, for
   // unindexing; the index slot keeps the full hash) and the delay heap's
-  // sequence truncated to 32 bits (see delay_heap's stale()).
-  struct node {
-    node(T&& i, std::size_t h) : item(std::move(i)), hash_lo(static_cast<std::uint32_t>(h)) {}
-    T item;
-    time_point ready_at{};        // delay heap: current ready time; pending add_after: its ready time
-    void* home = nullptr;         // pool slab
-    std::uint32_t hash_lo;        // low bits of the item's hash
-    std::uint32_t seq = 0;        // delay heap: sequence of the current entry (low 32 bits)
-    std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
+  // sequence truncated to 32 bits (see delay_heap's stale()). The item
+  // (node_item: a std::string key of up to 32 bytes is kept inline) comes
+  // first; the byte fields are declared first so they fill the end of its
+  // storage.
+  using item_base = node_item<T, Hash, KeyEqual>;
+  struct node : item_base {
+    template <class U>
+    node(U&& i, std::size_t h) : item_base(std::forward<U>(i)), hash_lo(static_cast<std::uint32_t>(h)) {}
     std::uint8_t state = 0;
     bool idle_listed = false;     // on idle_
     bool delayed = false;         // pending add_after
+    std::uint32_t hash_lo;        // low bits of the item's hash
+    std::uint32_t seq = 0;        // delay heap: sequence of the current entry (low 32 bits)
+    std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
+    time_point ready_at{};        // delay heap: current ready time; pending add_after: its ready time
+    void* home = nullptr;         // pool slab
   };
   static_assert(sizeof(T) > 32 || sizeof(node) <= 64);
+  using view_type = typename item_base::view_type;
   // An add()/add_after() from another thread on its way to the executor:
   // made on the calling thread (the item's hash too), pushed onto remote_,
   // applied and destroyed by the executor's next drain.
@@ -294,13 +300,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   using traits = item_traits<T, Hash, KeyEqual>;
   using pool_type = node_pool<node>;
 
-  node* lookup(const T& item, std::size_t hash) const {
-    return index_.find(hash, [&item](const node& n) { return typename traits::item_equal{}(n.item, item); });
+  node* lookup(view_type item, std::size_t hash) const {
+    return index_.find(hash, [item](const node& n) { return n.same(item); });
   }
 
   template <class U>
   node* new_node(U&& item, std::size_t hash) {
-    return pool_.create(T(std::forward<U>(item)), hash);
+    return pool_.create(std::forward<U>(item), hash);
   }
 
   // An add deferred on the executor (see defer()): its node, not indexed
@@ -468,7 +474,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
           new_streak_ = adopt_delayed(r, hash) ? 0 : new_streak_ + 1;
           continue;
         }
-        if (node* had = lookup(r->item, hash)) {
+        if (node* had = lookup(r->view(), hash)) {
           new_streak_ = 0;
           mark_dirty(had);
           free_node(r);
@@ -482,7 +488,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       // failed is dropped (its node freed unless it got indexed), the later
       // ones stay pending.
       const auto [r, hash] = pending_[i];
-      if (lookup(r->item, hash) != r) free_node(r);
+      if (lookup(r->view(), hash) != r) free_node(r);
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i + 1));
       has_pending_.store(!pending_.empty(), std::memory_order_relaxed);
       throw;
@@ -497,13 +503,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   void mark_dirty(node* n) {
     if ((n->state & st_active) == 0) {  // idle or only waiting for a delay: a new add
       n->state |= st_dirty;
-      metric_add(n->item);
+      metric_add(*n);
       make_ready(n);
       return;
     }
     if ((n->state & st_dirty) != 0) return;  // already queued: stored once
     n->state |= st_dirty;                    // being processed: done() requeues it
-    metric_add(n->item);
+    metric_add(*n);
   }
 
   // A new node (state 0, made by defer()): index it and make it ready.
@@ -546,11 +552,11 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       n->state = static_cast<std::uint8_t>((n->state & st_waiting) | st_processing);
       ++processing_;
       note_taken(n);
-      metric_get(n->item);
+      metric_get(*n);
       w->slot.clear();
       get_handler h = std::move(w->handler);
       delete w;
-      complete(std::move(h), error_code{}, T(n->item));
+      complete(std::move(h), error_code{}, n->copy());
       return;
     }
     if (fifo_len_ == fifo_cap_) grow_fifo();
@@ -563,7 +569,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // probe of the index.
   node* recently_taken(const T& item) const {
     for (node* r : recent_) {
-      if (r != nullptr && typename traits::item_equal{}(r->item, item)) return r;
+      if (r != nullptr && r->same(item)) return r;
     }
     return nullptr;
   }
@@ -606,13 +612,6 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   static constexpr std::size_t node_ahead = 12;
   static constexpr std::size_t item_ahead = 4;
 
-  static void prefetch_item(const T& item) noexcept {
-    if constexpr (std::is_same_v<T, std::string>) {
-      __builtin_prefetch(item.data());
-    } else {
-      (void)item;
-    }
-  }
 
   // Doubles the ring (or makes the first one), keeping the order.
   void grow_fifo() {
@@ -633,7 +632,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     // ones lie anywhere in memory: start loading the ones about to be taken,
     // and the items of nearer ones (their nodes have arrived by now).
     if (fifo_len_ > node_ahead) __builtin_prefetch(fifo_[(fifo_head_ + node_ahead) & mask]);
-    if (fifo_len_ > item_ahead) prefetch_item(fifo_[(fifo_head_ + item_ahead) & mask]->item);
+    if (fifo_len_ > item_ahead) fifo_[(fifo_head_ + item_ahead) & mask]->prefetch();
     fifo_head_ = (fifo_head_ + 1) & mask;
     len_.store(--fifo_len_, std::memory_order_relaxed);
     if (fifo_len_ == 0 && fifo_cap_ > 4096) {  // after a burst: give the ring back
@@ -644,8 +643,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     n->state = static_cast<std::uint8_t>((n->state & st_waiting) | st_processing);
     ++processing_;
     note_taken(n);
-    metric_get(n->item);
-    return n->item;
+    metric_get(*n);
+    return n->copy();
   }
 
   // Completion is always posted, never invoked inside the initiating call.
@@ -706,7 +705,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // whether the item had a node already (`r` is then freed, once nothing
   // can throw).
   bool adopt_delayed(node* r, std::size_t hash) {
-    if (node* n = lookup(r->item, hash)) {
+    if (node* n = lookup(r->view(), hash)) {
       if (heap_.push(n, r->ready_at)) arm_timer();
       free_node(r);
       return true;
@@ -810,15 +809,16 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- metrics ------------------------------------------------------------------
 
-  void metric_add(const T& item) {
+  void metric_add(const node& n) {
     if (!metrics_) return;
     metrics_->on_add();
-    add_times_.try_emplace(item, clock_->now());
+    add_times_.try_emplace(n.key(), clock_->now());
   }
 
-  void metric_get(const T& item) {
+  void metric_get(const node& n) {
     if (!metrics_) return;
     const time_point now = clock_->now();
+    decltype(auto) item = n.key();
     start_times_.insert_or_assign(item, now);
     auto it = add_times_.find(item);
     metrics_->on_get(it != add_times_.end() ? now - it->second : duration{});
@@ -826,9 +826,9 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if (!work_timer_armed_ && unfinished_period_ > duration::zero() && !clock_->is_manual()) arm_work_timer();
   }
 
-  void metric_done(const T& item) {
+  void metric_done(const node& n) {
     if (!metrics_) return;
-    auto it = start_times_.find(item);
+    auto it = start_times_.find(n.key());
     if (it == start_times_.end()) return;
     metrics_->on_done(clock_->now() - it->second);
     start_times_.erase(it);
