@@ -1,5 +1,6 @@
 // Producers on other threads; workers on the io_context thread. Labelled tsan.
 #include <kube/workqueue/delaying_queue.hpp>
+#include <kube/workqueue/detail/executor_probe.hpp>
 #include <kube/workqueue/queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -253,4 +254,45 @@ TEST_CASE("threads: adds from threads that exit first all arrive, and undrained 
     CHECK(q->len() == 0);  // not applied yet (read off the executor)
     q.reset();
   }
+}
+
+// Whether an add() runs on the queue's executor decides between updating the
+// queue directly and the cross-thread hand-off, so the probe must say yes
+// exactly on a thread inside that io_context's run() (or that strand's
+// handler), and no anywhere else: another thread while it runs, the same
+// thread outside run(), a thread running another io_context.
+TEST_CASE("threads: the executor probe says yes only inside the executor's own handlers", "[workqueue][threads]") {
+  using wq::detail::executor_probe;
+  asio::io_context io;
+  asio::io_context other;
+  const asio::any_io_executor plain = io.get_executor();
+  asio::any_io_executor tracked = asio::prefer(io.get_executor(), asio::execution::outstanding_work.tracked);
+  const asio::any_io_executor strand = asio::make_strand(io);
+  asio::thread_pool pool(1);
+  const asio::any_io_executor pool_ex = pool.get_executor();  // a kind the probe does not know: always no
+  const executor_probe p_plain(plain), p_tracked(tracked), p_strand(strand), p_pool(pool_ex);
+
+  CHECK_FALSE(p_plain.running_in_this_thread(plain));  // not inside run()
+  CHECK_FALSE(p_tracked.running_in_this_thread(tracked));
+  CHECK_FALSE(p_strand.running_in_this_thread(strand));
+
+  std::atomic<int> inside{0};
+  std::atomic<bool> elsewhere{false};
+  asio::post(io, [&] {
+    inside += p_plain.running_in_this_thread(plain) ? 1 : 0;
+    inside += p_tracked.running_in_this_thread(tracked) ? 1 : 0;
+    inside += p_strand.running_in_this_thread(strand) ? 0 : 1;  // on io, but not in the strand
+    inside += p_pool.running_in_this_thread(pool_ex) ? 0 : 1;
+    std::thread t([&] {
+      elsewhere = p_plain.running_in_this_thread(plain) || p_tracked.running_in_this_thread(tracked);
+      asio::post(other, [&] { elsewhere = elsewhere || p_plain.running_in_this_thread(plain); });
+      other.run();
+    });
+    t.join();
+  });
+  asio::post(strand, [&] { inside += p_strand.running_in_this_thread(strand) ? 1 : 0; });
+  asio::post(io, [&] { tracked = {}; });  // its outstanding work would keep run() going
+  io.run();
+  CHECK(inside == 5);
+  CHECK_FALSE(elsewhere);
 }
