@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <utility>
@@ -114,6 +116,53 @@ TEST_CASE("delay_heap: clear drops every entry and unmarks the waiting nodes", "
   CHECK(b.heap_refs == 0);
   CHECK(a.state == 0);
   CHECK(b.state == 0);
+}
+
+namespace {
+// std::allocator that throws std::bad_alloc while `refuse` is set: out of
+// memory on demand, for the heap's storage.
+bool refuse = false;
+template <class T>
+struct refusing_allocator {
+  using value_type = T;
+  refusing_allocator() = default;
+  template <class U>
+  explicit refusing_allocator(const refusing_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (refuse) throw std::bad_alloc();
+    return std::allocator<T>{}.allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>{}.deallocate(p, n); }
+  friend bool operator==(const refusing_allocator&, const refusing_allocator&) noexcept { return true; }
+};
+}  // namespace
+
+TEST_CASE("delay_heap: a push that runs out of memory changes neither the node nor the heap", "[workqueue][delay]") {
+  wq::manual_clock clk;
+  const auto t0 = clk.now();
+  test_node a{"a"}, b{"b"}, c{"c"};
+  wq::detail::delay_heap<test_node, waiting_bit, refusing_allocator> h;
+  int unrefs = 0;
+  auto unref = [&](test_node*) { ++unrefs; };
+  CHECK(h.push(&a, t0 + 20ms));
+  CHECK(h.push(&b, t0 + 30ms));  // two entries: the next push must grow the storage
+  refuse = true;
+  CHECK_THROWS_AS(h.push(&c, t0 + 10ms), std::bad_alloc);  // a new node
+  CHECK_THROWS_AS(h.push(&a, t0 + 5ms), std::bad_alloc);   // a waiting node moved earlier
+  refuse = false;
+  CHECK(c.state == 0);
+  CHECK(c.heap_refs == 0);
+  CHECK(a.ready_at == t0 + 20ms);
+  CHECK(a.heap_refs == 1);
+  CHECK(h.size() == 2);
+  CHECK(h.next_ready_at(unref) == t0 + 20ms);
+  CHECK(h.push(&c, t0 + 10ms));  // with memory again, as if nothing had happened
+  strings out;
+  h.pop_ready(t0 + 1h, [&](test_node* n) { out.push_back(n->item); }, unref);
+  CHECK(out == strings{"c", "a", "b"});
+  CHECK(h.empty());
+  CHECK(unrefs == 3);
+  CHECK(a.heap_refs + b.heap_refs + c.heap_refs == 0);
 }
 
 TEST_CASE("delaying_queue: an item becomes ready exactly when its delay has passed", "[workqueue][delay]") {

@@ -33,7 +33,7 @@
 
 namespace kube::workqueue::detail {
 
-template <class Node, std::uint8_t waiting_bit>
+template <class Node, std::uint8_t waiting_bit, template <class> class Alloc = big_allocator>
 class delay_heap {
  public:
   using time_point = clock::time_point;
@@ -44,10 +44,13 @@ class delay_heap {
 
   /// Schedules `n` at `ready_at`; returns true if that is earlier than the
   /// time it was already scheduled at (or it was not waiting).
+  /// Strong guarantee: if storing the entry throws (out of memory), neither
+  /// `n` nor the heap has changed.
   bool push(Node* n, time_point ready_at) {
-    if (waiting(n)) {
-      if (ready_at >= n->ready_at) return false;
-    } else {
+    const bool was_waiting = waiting(n);
+    if (was_waiting && ready_at >= n->ready_at) return false;
+    heap_.push_back(entry{ready_at, seq_, n});
+    if (!was_waiting) {
       n->state |= waiting_bit;
       ++waiting_count_;
     }
@@ -55,7 +58,6 @@ class delay_heap {
     n->seq = static_cast<decltype(n->seq)>(seq_);
     ++n->heap_refs;
     latest_ = std::max(latest_, ready_at);
-    heap_.push_back(entry{ready_at, seq_, n});
     std::push_heap(heap_.begin(), heap_.end(), later{});
     ++seq_;
     return true;
@@ -227,7 +229,7 @@ class delay_heap {
     }
   }
 
-  using entries = std::vector<entry, big_allocator<entry>>;
+  using entries = std::vector<entry, Alloc<entry>>;
   entries heap_;
   std::size_t waiting_count_ = 0;
   time_point latest_ = time_point::min();  // latest ready time ever pushed: all are ready at or after it

@@ -301,7 +301,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   using pool_type = node_pool<node>;
 
   node* lookup(view_type item, std::size_t hash) const {
-    return index_.find(hash, [item](const node& n) { return n.same(item); });
+    return index_.find(hash, [&item](const node& n) { return n.same(item); });
   }
 
   template <class U>
@@ -368,16 +368,31 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // producer that pushed while it was still scheduled did not post. (Both
   // sides use seq_cst: either this load sees that push, or that producer's
   // exchange sees drain_scheduled_ false and posts.)
+  // If applying a batch runs out of memory, the exception leaves this
+  // handler (and run()); the drain is unscheduled first, as when nothing was
+  // taken, so adds pushed since are still drained (a push that finds the
+  // stack non-empty never posts).
   void drain_remote() {
-    if (!take_remote()) {
-      drain_scheduled_.store(false, std::memory_order_seq_cst);
-      if (remote_.load(std::memory_order_seq_cst) != nullptr &&
-          !drain_scheduled_.exchange(true, std::memory_order_seq_cst)) {
-        post_drain();
-      }
+    bool took = false;
+    try {
+      took = take_remote();
+    } catch (...) {
+      unschedule_drain();
+      throw;
+    }
+    if (!took) {
+      unschedule_drain();
       return;
     }
     post_drain();
+  }
+
+  void unschedule_drain() {
+    drain_scheduled_.store(false, std::memory_order_seq_cst);
+    if (remote_.load(std::memory_order_seq_cst) != nullptr &&
+        !drain_scheduled_.exchange(true, std::memory_order_seq_cst)) {
+      post_drain();
+    }
   }
 
   bool take_remote() {
@@ -422,7 +437,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     node* n = find_or_make(std::move(m.item), m.hash, made);
     if (!wait) {
       mark_dirty(n);
-    } else if (heap_.push(n, m.ready_at)) {  // the ready time was fixed at the call
+    } else if (push_delay(n, m.ready_at, made, m.hash)) {  // the ready time was fixed at the call
       arm_timer();
     }
   }
@@ -612,7 +627,6 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   static constexpr std::size_t node_ahead = 12;
   static constexpr std::size_t item_ahead = 4;
 
-
   // Doubles the ring (or makes the first one), keeping the order.
   void grow_fifo() {
     const std::size_t cap = fifo_cap_ == 0 ? 16 : fifo_cap_ * 2;
@@ -697,7 +711,22 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     bool made = false;
     node* n = find_or_make(std::forward<U>(item), hash, made);
     new_streak_ = made ? new_streak_ + 1 : 0;
-    if (heap_.push(n, ready_at)) arm_timer();
+    if (push_delay(n, ready_at, made, hash)) arm_timer();
+  }
+
+  // heap_.push for a node found or just made (`made`). If the push runs out
+  // of memory (it changes nothing then), a node made for it is unindexed
+  // and freed, so no node is left indexed with nothing to retire it.
+  bool push_delay(node* n, time_point ready_at, bool made, std::size_t hash) {
+    try {
+      return heap_.push(n, ready_at);
+    } catch (...) {
+      if (made) {
+        index_.erase(n, hash);
+        free_node(n);
+      }
+      throw;
+    }
   }
 
   // A node made for an add_after deferred on the executor (see defer()),
@@ -712,7 +741,14 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     }
     r->state = 0;
     index_.insert(r, hash);
-    if (heap_.push(r, r->ready_at)) arm_timer();
+    bool earlier;
+    try {
+      earlier = heap_.push(r, r->ready_at);
+    } catch (...) {
+      index_.erase(r, hash);  // flush_pending's handler frees r (no longer indexed)
+      throw;
+    }
+    if (earlier) arm_timer();
     return false;
   }
 
