@@ -1,18 +1,25 @@
 #pragma once
 
 // The queue's index: item -> node, an open-addressing table with linear
-// probing whose slots are (hash, node*) pairs, 16 bytes, four to a cache
-// line. Compared with a general-purpose flat set (metadata array and element
-// array apart) a lookup or an insert touches one cache line, not two; a
-// rejected probe compares cached hashes and never dereferences a node;
-// erasing compares node pointers only and shifts the following run back
-// (no tombstones, so probes stay short); and the home slot of a hash is
+// probing whose slots are (low 32 bits of the hash, node id) pairs, 8
+// bytes, eight to a cache line. Compared with a general-purpose flat set
+// (metadata array and element array apart) a lookup or an insert touches
+// one cache line, not two; a rejected probe compares cached hash bits and
+// never loads a node; erasing compares ids only and shifts the following run
+// back (no tombstones, so probes stay short); and the home slot of a hash is
 // known, so a batch of erases can prefetch its slots first.
 //
-// Keys are the nodes' cached hashes (already mixed: the low bits pick the
-// slot). The table never owns nodes. Single-threaded.
+// A node id is 32 bits (node_pool.hpp), half a pointer: the table of a
+// million queued items is 16 MiB, not 32, which is half the memory to fault
+// in and rehash while a burst of adds grows it, and more of it stays in
+// cache. The pool turns an id back into the node.
+//
+// The slot's hash bits are the item's hash (its low bits pick the home
+// slot, so a table has at most 2^32 slots). The table never owns nodes.
+// Single-threaded.
 
 #include <kube/workqueue/detail/big_alloc.hpp>
+#include <kube/workqueue/detail/node_pool.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +34,10 @@ namespace kube::workqueue::detail {
 template <class Node>
 class flat_index {
  public:
-  flat_index() = default;
+  using pool_type = node_pool<Node>;
+  using id_type = typename pool_type::id_type;
+
+  explicit flat_index(const pool_type& pool) noexcept : pool_(&pool) {}
   flat_index(const flat_index&) = delete;
   flat_index& operator=(const flat_index&) = delete;
 
@@ -37,29 +47,33 @@ class flat_index {
   template <class Eq>
   [[nodiscard]] Node* find(std::size_t hash, Eq&& eq) const {
     if (size_ == 0) return nullptr;
+    const auto h = static_cast<std::uint32_t>(hash);
     for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
       const slot& s = slots_[i];
-      if (s.n == nullptr) return nullptr;
-      if (s.hash == hash && eq(*s.n)) return s.n;
+      if (s.id == 0) return nullptr;
+      if (s.hash == h) {
+        Node* n = pool_->node(s.id);
+        if (eq(*n)) return n;
+      }
     }
   }
 
   /// Adds `n` (precondition: no equal node is indexed).
-  void insert(Node* n, std::size_t hash) {
+  void insert(const Node* n, std::size_t hash) {
     if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
-    place(n, hash);
+    place(n->id, static_cast<std::uint32_t>(hash));
     ++size_;
   }
 
   /// Removes `n` (indexed with `hash`; its low 32 bits are enough, since
   /// only the home slot is computed from it and a table never has more
   /// than 2^32 slots).
-  void erase(Node* n, std::size_t hash) noexcept {
+  void erase(const Node* n, std::size_t hash) noexcept {
     std::size_t i = hash & mask_;
-    while (slots_[i].n != n) i = (i + 1) & mask_;
+    while (slots_[i].id != n->id) i = (i + 1) & mask_;
     // Backward shift: move later members of the run into the hole when
     // their home slot is not cyclically within (hole, their slot].
-    for (std::size_t j = (i + 1) & mask_; slots_[j].n != nullptr; j = (j + 1) & mask_) {
+    for (std::size_t j = (i + 1) & mask_; slots_[j].id != 0; j = (j + 1) & mask_) {
       const std::size_t home = slots_[j].hash & mask_;
       const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
       if (stays) continue;
@@ -71,9 +85,13 @@ class flat_index {
   }
 
   /// Starts loading the home slot of `hash` (for a lookup or erase soon;
-  /// the low 32 bits are enough).
+  /// the low 32 bits are enough), and the next line when the home slot is
+  /// one of the last three of its line: a probe often runs a few slots on.
   void prefetch(std::size_t hash) const noexcept {
-    if (slots_) __builtin_prefetch(&slots_[hash & mask_]);
+    if (!slots_) return;
+    const std::size_t i = hash & mask_;
+    __builtin_prefetch(&slots_[i]);
+    __builtin_prefetch(&slots_[(i + 3) & mask_]);
   }
 
   /// Gives memory back after a burst: when at most 1/16 of a large table
@@ -86,24 +104,25 @@ class flat_index {
   template <class F>
   void for_each(F&& f) const {
     for (std::size_t i = 0; i < capacity(); ++i) {
-      if (slots_[i].n != nullptr) f(slots_[i].n);
+      if (slots_[i].id != 0) f(pool_->node(slots_[i].id));
     }
   }
 
  private:
   struct slot {
-    std::size_t hash = 0;
-    Node* n = nullptr;
+    std::uint32_t hash = 0;
+    id_type id = 0;  // 0: empty
   };
+  static_assert(sizeof(slot) == 8);
   static constexpr std::size_t min_capacity = 16;
   static constexpr std::size_t max_capacity = std::size_t{1} << 32;  // home slots fit 32 bits of hash
 
   [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
 
-  void place(Node* n, std::size_t hash) noexcept {
+  void place(id_type id, std::uint32_t hash) noexcept {
     std::size_t i = hash & mask_;
-    while (slots_[i].n != nullptr) i = (i + 1) & mask_;
-    slots_[i] = slot{hash, n};
+    while (slots_[i].id != 0) i = (i + 1) & mask_;
+    slots_[i] = slot{hash, id};
   }
 
   using slots_ptr = std::unique_ptr<slot[], big_free>;
@@ -124,10 +143,11 @@ class flat_index {
     slots_ptr old = std::exchange(slots_, allocate(cap));
     mask_ = cap - 1;
     for (std::size_t i = 0; i < old_cap; ++i) {
-      if (old[i].n != nullptr) place(old[i].n, old[i].hash);
+      if (old[i].id != 0) place(old[i].id, old[i].hash);
     }
   }
 
+  const pool_type* pool_;
   slots_ptr slots_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;

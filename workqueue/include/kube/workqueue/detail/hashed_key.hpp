@@ -1,10 +1,10 @@
 #pragma once
 
 // Hashing for the queue's item index. Each item is stored once, in a node
-// that also caches its hash; the index (flat_index) holds (hash, node
-// pointer) pairs. So an item is hashed once per add()/done() call, never
-// again on rehash, and the hash computed on a producer thread travels with
-// the node.
+// that also caches its hash's low 32 bits; the index (flat_index) holds
+// (those 32 bits, node id) pairs. So an item is hashed once per add()/done()
+// call, never again on rehash, and the hash computed on a producer thread
+// travels with its message.
 
 #include <cstddef>
 #include <cstdint>

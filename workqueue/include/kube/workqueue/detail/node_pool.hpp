@@ -3,16 +3,22 @@
 // Fixed-size node storage for the queue: nodes are carved from slabs, so a
 // burst of adds takes consecutive memory (a FIFO walk over them is
 // sequential) and no node costs a malloc/free. Slabs grow with the pool
-// (each new one holds as many nodes as all before it, from 256 up to 32Ki
-// nodes; a slab of 2 MiB or more is rounded up to whole huge pages and
-// filled, see big_alloc.hpp), so a small queue stays small and a burst of a
-// million adds makes a few dozen slabs, not thousands. Each node records its slab
-// (`home`); a slab whose nodes are all free is returned to the system unless
-// it is the only one with free room, so a queue that once held a million
-// items does not keep their memory.
+// (each new one holds as many nodes as all before it, from 256 up to what
+// fits in one 2 MiB huge page, 32,767 nodes of 64 bytes; see big_alloc.hpp),
+// so a small queue stays small and a burst of a million adds makes a few
+// dozen slabs, not thousands. A slab whose nodes are all free is returned to
+// the system unless it is the only one with free room, so a queue that once
+// held a million items does not keep their memory.
+//
+// Every node has a 32-bit id, which the index stores instead of a pointer
+// (an index slot is 8 bytes, not 16: half the memory to fault in, grow and
+// miss in cache). The id is the slab's number (high 16 bits) and the cell's
+// place in the slab plus one (low 16 bits), so 0 is never an id, and
+// node(id) is one load from a small table of slab bases plus a multiply.
+// Slab numbers are reused when slabs are released.
 //
 // Single-threaded: used only on the queue's executor. Node must have a
-// `void* home` member (the pool sets it; nullptr means "not from a pool").
+// `std::uint32_t id` member (the pool sets it).
 
 #include <kube/workqueue/detail/big_alloc.hpp>
 #include <kube/workqueue/detail/poison.hpp>
@@ -22,13 +28,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace kube::workqueue::detail {
 
 template <class Node>
 class node_pool {
  public:
+  using id_type = std::uint32_t;
+
   node_pool() = default;
   node_pool(const node_pool&) = delete;
   node_pool& operator=(const node_pool&) = delete;
@@ -42,32 +52,38 @@ class node_pool {
   Node* create(Args&&... args) {
     if (avail_ == nullptr) add_slab();
     slab* s = avail_;
-    void* mem;
+    std::size_t i;
     if (s->free != nullptr) {
-      mem = s->free;
+      void* mem = s->free;
       unpoison(mem, sizeof(Node));
       s->free = s->free->next;
+      i = static_cast<std::size_t>(static_cast<unsigned char*>(mem) - cell(s, 0)) / sizeof(Node);
     } else {
-      mem = cell(s, s->used++);
-      unpoison(mem, sizeof(Node));
+      i = s->used++;
+      unpoison(cell(s, i), sizeof(Node));
     }
     ++s->live;
     if (s->free == nullptr && s->used == s->capacity) unlink(s);  // full
     Node* n;
     try {
-      n = ::new (mem) Node(std::forward<Args>(args)...);
+      n = ::new (cell(s, i)) Node(std::forward<Args>(args)...);
     } catch (...) {
-      give_back(s, mem);
+      give_back(s, cell(s, i));
       throw;
     }
-    n->home = s;
+    n->id = (s->number << cell_bits) | static_cast<id_type>(i + 1);
     return n;
   }
 
-  static void destroy(Node* n) noexcept {
-    auto* s = static_cast<slab*>(n->home);
+  void destroy(Node* n) noexcept {
+    slab* s = slab_of(n->id);
     n->~Node();
-    s->owner->give_back(s, n);
+    give_back(s, n);
+  }
+
+  /// The node with this id (it must be live).
+  [[nodiscard]] Node* node(id_type id) const noexcept {
+    return reinterpret_cast<Node*>(bases_[id >> cell_bits] + (id & cell_mask) * sizeof(Node));
   }
 
  private:
@@ -76,32 +92,57 @@ class node_pool {
   };
   static_assert(sizeof(Node) >= sizeof(free_cell));
 
-  static constexpr std::size_t min_slab = 256;
-  static constexpr std::size_t max_slab = 32 * 1024;
+  static constexpr unsigned cell_bits = 16;
+  static constexpr id_type cell_mask = (id_type{1} << cell_bits) - 1;
+  static constexpr std::size_t max_slabs = std::size_t{1} << (32 - cell_bits);
 
   struct slab {
-    node_pool* owner;
     slab* prev = nullptr;  // in avail_ (slabs with free room)
     slab* next = nullptr;
     free_cell* free = nullptr;
     std::size_t capacity = 0;
     std::size_t used = 0;  // cells ever handed out (the rest is untouched)
     std::size_t live = 0;
+    id_type number = 0;  // index in bases_
     bool listed = false;
   };
   // The cells start after the header, on a cache line.
   static constexpr std::size_t header = (sizeof(slab) + 63) / 64 * 64;
   static_assert(header % alignof(Node) == 0);
-  static void* cell(slab* s, std::size_t i) noexcept {
+  // The largest slab fills one huge page (or has the most cells an id can
+  // name).
+  static constexpr std::size_t max_slab =
+      std::min((huge_page_bytes - header) / sizeof(Node), std::size_t{cell_mask});
+  static constexpr std::size_t min_slab = std::min<std::size_t>(256, max_slab);
+
+  static unsigned char* cell(slab* s, std::size_t i) noexcept {
     return reinterpret_cast<unsigned char*>(s) + header + i * sizeof(Node);
   }
 
+  slab* slab_of(id_type id) const noexcept {
+    // bases_[k] is cell 0's address minus one cell: ids count cells from 1.
+    return reinterpret_cast<slab*>(bases_[id >> cell_bits] + sizeof(Node) - header);
+  }
+
   void add_slab() {
+    // A number for the slab first (if taking the memory then fails, the
+    // number just stays free).
+    if (free_numbers_.empty()) {
+      if (bases_.size() == max_slabs) throw std::length_error("workqueue: more nodes than 32-bit ids can name");
+      if (bases_.size() == bases_.capacity()) bases_.reserve(std::max<std::size_t>(8, bases_.size() * 2));
+      free_numbers_.reserve(bases_.capacity());  // release() never allocates
+      bases_.push_back(0);
+      free_numbers_.push_back(static_cast<id_type>(bases_.size() - 1));
+    }
+    const id_type number = free_numbers_.back();
     std::size_t bytes = header + std::clamp(total_, min_slab, max_slab) * sizeof(Node);
-    void* mem = big_alloc(bytes);  // (a large slab is rounded up to whole huge pages)
-    auto* s = ::new (mem) slab{this};
-    const std::size_t cap = (bytes - header) / sizeof(Node);
+    void* mem = big_alloc(bytes);  // (a slab of 2 MiB is a huge page)
+    free_numbers_.pop_back();
+    auto* s = ::new (mem) slab{};
+    const std::size_t cap = std::min((bytes - header) / sizeof(Node), max_slab);
     s->capacity = cap;
+    s->number = number;
+    bases_[number] = reinterpret_cast<std::uintptr_t>(cell(s, 0)) - sizeof(Node);
     poison(cell(s, 0), cap * sizeof(Node));
     total_ += cap;
     link(s);
@@ -137,13 +178,17 @@ class node_pool {
   void release(slab* s) noexcept {
     unlink(s);
     total_ -= s->capacity;
+    bases_[s->number] = 0;
+    free_numbers_.push_back(s->number);  // (capacity reserved in add_slab)
     unpoison(cell(s, 0), s->capacity * sizeof(Node));
     s->~slab();
     std::free(s);
   }
 
   slab* avail_ = nullptr;
-  std::size_t total_ = 0;  // capacity of all slabs
+  std::size_t total_ = 0;                // capacity of all slabs
+  std::vector<std::uintptr_t> bases_;    // by slab number: cell 0's address minus one cell (0: number free)
+  std::vector<id_type> free_numbers_;    // slab numbers not in use
 };
 
 }  // namespace kube::workqueue::detail

@@ -72,7 +72,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     for (const pending_add& p : pending_) free_node(p.n);
     // Every node on the executor side is indexed (the delay heap only
     // points at indexed nodes).
-    index_.for_each([](node* n) { free_node(n); });
+    index_.for_each([this](node* n) { free_node(n); });
   }
 
   /// After construction (needs shared_from_this): a manual clock wakes the
@@ -263,7 +263,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // are line-aligned): at 72 bytes, as it was with a full hash and a 64-bit
   // sequence, the item and the state byte always sat in two lines. So the
   // node keeps only the hash's low 32 bits (the index's home slot, for
-  // unindexing; the index slot keeps the full hash) and the delay heap's
+  // unindexing; the index slot keeps the same 32 bits) and the delay heap's
   // sequence truncated to 32 bits (see delay_heap's stale()). The item
   // (node_item: a std::string key of up to 32 bytes is kept inline) comes
   // first; the byte fields are declared first so they fill the end of its
@@ -279,7 +279,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     std::uint32_t seq = 0;        // delay heap: sequence of the current entry (low 32 bits)
     std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
     time_point ready_at{};        // delay heap: current ready time; pending add_after: its ready time
-    void* home = nullptr;         // pool slab
+    std::uint32_t id = 0;         // set by the pool (node_pool.hpp); the index stores it
   };
   static_assert(sizeof(T) > 32 || sizeof(node) <= 64);
   using view_type = typename item_base::view_type;
@@ -315,7 +315,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     std::size_t hash;
   };
 
-  static void free_node(node* n) noexcept { pool_type::destroy(n); }
+  void free_node(node* n) noexcept { pool_.destroy(n); }
 
   struct waiter {
     get_handler handler;
@@ -574,7 +574,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       return;
     }
     if (fifo_len_ == fifo_cap_) grow_fifo();
-    fifo_[(fifo_head_ + fifo_len_) & (fifo_cap_ - 1)] = n;
+    fifo_[(fifo_head_ + fifo_len_) & (fifo_cap_ - 1)] = n->id;
     len_.store(++fifo_len_, std::memory_order_relaxed);
   }
 
@@ -629,8 +629,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // Doubles the ring (or makes the first one), keeping the order.
   void grow_fifo() {
     const std::size_t cap = fifo_cap_ == 0 ? 16 : fifo_cap_ * 2;
-    std::size_t bytes = cap * sizeof(node*);
-    ring_ptr ring(static_cast<node**>(big_alloc(bytes)));
+    std::size_t bytes = cap * sizeof(std::uint32_t);
+    ring_ptr ring(static_cast<std::uint32_t*>(big_alloc(bytes)));
     for (std::size_t i = 0; i < fifo_len_; ++i) ring[i] = fifo_[(fifo_head_ + i) & (fifo_cap_ - 1)];
     fifo_ = std::move(ring);
     fifo_cap_ = cap;
@@ -640,12 +640,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // The worker gets a copy; the node keeps the item as the index key.
   T take_front() {
     const std::size_t mask = fifo_cap_ - 1;
-    node* n = fifo_[fifo_head_];
+    node* n = pool_.node(fifo_[fifo_head_]);
     // Nodes queued in ready-time order (from the delay heap) or revived
     // ones lie anywhere in memory: start loading the ones about to be taken,
     // and the items of nearer ones (their nodes have arrived by now).
-    if (fifo_len_ > node_ahead) __builtin_prefetch(fifo_[(fifo_head_ + node_ahead) & mask]);
-    if (fifo_len_ > item_ahead) fifo_[(fifo_head_ + item_ahead) & mask]->prefetch();
+    if (fifo_len_ > node_ahead) __builtin_prefetch(pool_.node(fifo_[(fifo_head_ + node_ahead) & mask]));
+    if (fifo_len_ > item_ahead) pool_.node(fifo_[(fifo_head_ + item_ahead) & mask])->prefetch();
     fifo_head_ = (fifo_head_ + 1) & mask;
     len_.store(--fifo_len_, std::memory_order_relaxed);
     if (fifo_len_ == 0 && fifo_cap_ > 4096) {  // after a burst: give the ring back
@@ -891,7 +891,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // executor-confined
   pool_type pool_;              // declared before index_: destroyed after the nodes are
-  flat_index<node> index_;      // every node, by item
+  flat_index<node> index_{pool_};  // every node, by item
   static constexpr std::size_t idle_batch = 256;
   std::vector<node*> idle_;                // retired nodes, still indexed
   std::vector<remote_msg*> batch_;         // take_remote's scratch
@@ -902,8 +902,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   bool flush_posted_ = false;
   std::array<node*, 2> recent_{};          // last handed out (for done)
   std::size_t recent_next_ = 0;
-  using ring_ptr = std::unique_ptr<node*[], big_free>;
-  ring_ptr fifo_;  // ready items, in order: a ring of fifo_cap_ (a power of 2)
+  using ring_ptr = std::unique_ptr<std::uint32_t[], big_free>;
+  ring_ptr fifo_;  // ready items (node ids), in order: a ring of fifo_cap_ (a power of 2)
   std::size_t fifo_cap_ = 0;
   std::size_t fifo_head_ = 0;
   std::size_t fifo_len_ = 0;
