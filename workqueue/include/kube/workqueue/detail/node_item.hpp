@@ -98,8 +98,18 @@ class node_item<std::string, Hash, KeyEqual, true> {
 
   [[nodiscard]] std::string key() const { return copy(); }
 
+  // A key too long for std::string's small buffer is copied as all 32
+  // inline bytes (memcpy: the bytes past the key may be indeterminate, and
+  // are cut off), then cut to its length: a copy of a size known at
+  // compile time is two vector moves, where g++ makes the copy of 16-32
+  // bytes of unknown length a `rep movsq`, which costs ~30 cycles to start
+  // (distinct_2w: 124 -> 117 ns/op).
   [[nodiscard]] std::string copy() const {
-    return len_ == on_heap ? heap_ : std::string(inline_, len_);
+    if (len_ == on_heap) return heap_;
+    if (len_ <= small_max) return std::string(inline_, len_);
+    std::string s(inline_, inline_max);
+    s.resize(len_);
+    return s;
   }
 
   void prefetch() const noexcept {
@@ -108,6 +118,7 @@ class node_item<std::string, Hash, KeyEqual, true> {
 
  private:
   static constexpr std::uint8_t on_heap = 0xff;
+  static constexpr std::size_t small_max = std::string{}.capacity();  // no heap block up to this (15 in libstdc++)
 
   void set_inline(const char* p, std::size_t n) noexcept {
     if (n != 0) std::memcpy(inline_, p, n);
