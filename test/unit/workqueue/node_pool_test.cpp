@@ -77,6 +77,19 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
   for (std::size_t i = 0; i < live.size(); ++i) {
     REQUIRE(find(live[i]->value) == (i % 2 == 0 ? nullptr : live[i]));
   }
+  // find_or_insert: a value present is found (nothing added); a new one
+  // is added where its probe ended.
+  test_node* odd = live[1];
+  test_node* twin = pool.create(odd->value);
+  CHECK(index.find_or_insert(twin, hash_of(odd->value), [&](const test_node& n) { return n.value == odd->value; }) == odd);
+  CHECK(index.size() == live.size() / 2);
+  pool.destroy(twin);
+  test_node* fresh = pool.create(std::uint64_t{777777});
+  CHECK(index.find_or_insert(fresh, hash_of(777777), [](const test_node& n) { return n.value == 777777; }) == nullptr);
+  CHECK(find(777777) == fresh);
+  index.erase(fresh, hash_of(777777));
+  pool.destroy(fresh);
+  CHECK(find(777777) == nullptr);
   std::size_t visited = 0;
   index.for_each([&](test_node* n) {
     ++visited;

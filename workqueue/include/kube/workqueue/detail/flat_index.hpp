@@ -58,6 +58,27 @@ class flat_index {
     }
   }
 
+  /// The node with this hash for which `eq(node)` holds; if there is none,
+  /// `n` is added (at the empty slot that ended the probe, so a new item is
+  /// probed for once) and nullptr returned.
+  template <class Eq>
+  Node* find_or_insert(const Node* n, std::size_t hash, Eq&& eq) {
+    if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
+    const auto h = static_cast<std::uint32_t>(hash);
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      slot& s = slots_[i];
+      if (s.id == 0) {
+        s = slot{h, n->id};
+        ++size_;
+        return nullptr;
+      }
+      if (s.hash == h) {
+        Node* found = pool_->node(s.id);
+        if (eq(*found)) return found;
+      }
+    }
+  }
+
   /// Adds `n` (precondition: no equal node is indexed).
   void insert(const Node* n, std::size_t hash) {
     if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);

@@ -299,9 +299,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   using traits = item_traits<T, Hash, KeyEqual>;
   using pool_type = node_pool<node>;
 
-  node* lookup(view_type item, std::size_t hash) const {
-    return index_.find(hash, [&item](const node& n) { return n.same(item); });
+  // The index's equality test for `item` (which must outlive it).
+  static auto same_as(const view_type& item) {
+    return [&item](const node& n) { return n.same(item); };
   }
+
+  node* lookup(view_type item, std::size_t hash) const { return index_.find(hash, same_as(item)); }
 
   template <class U>
   node* new_node(U&& item, std::size_t hash) {
@@ -488,13 +491,14 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
           new_streak_ = adopt_delayed(r, hash) ? 0 : new_streak_ + 1;
           continue;
         }
-        if (node* had = lookup(r->view(), hash)) {
+        const view_type item = r->view();
+        if (node* had = index_.find_or_insert(r, hash, same_as(item))) {
           new_streak_ = 0;
           mark_dirty(had);
           free_node(r);
         } else {
           ++new_streak_;
-          insert_new(r, hash);
+          mark_dirty(r);
         }
       }
     } catch (...) {
@@ -524,12 +528,6 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if ((n->state & st_dirty) != 0) return;  // already queued: stored once
     n->state |= st_dirty;                    // being processed: done() requeues it
     metric_add(*n);
-  }
-
-  // A new node (state 0, made by defer()): index it and make it ready.
-  void insert_new(node* n, std::size_t hash) {
-    index_.insert(n, hash);
-    mark_dirty(n);
   }
 
   // The item's node: found, or made and indexed with state 0 (`made` says
@@ -733,13 +731,13 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // whether the item had a node already (`r` is then freed, once nothing
   // can throw).
   bool adopt_delayed(node* r, std::size_t hash) {
-    if (node* n = lookup(r->view(), hash)) {
+    const view_type item = r->view();
+    if (node* n = index_.find_or_insert(r, hash, same_as(item))) {
       if (heap_.push(n, r->ready_at)) arm_timer();
       free_node(r);
       return true;
     }
     r->state = 0;
-    index_.insert(r, hash);
     bool earlier;
     try {
       earlier = heap_.push(r, r->ready_at);
