@@ -163,7 +163,21 @@ class flat_index {
     const std::size_t old_cap = capacity();
     slots_ptr old = std::exchange(slots_, allocate(cap));
     mask_ = cap - 1;
-    for (std::size_t i = 0; i < old_cap; ++i) {
+    // Eight old slots (one cache line) at a time: which are used is
+    // gathered into a bit mask without branches, then only those are
+    // placed. A test per slot mispredicts about every other slot at these
+    // loads; this is most of what a rehash costs.
+    std::size_t i = 0;
+    for (; i + 8 <= old_cap; i += 8) {
+      unsigned used = 0;
+      for (unsigned k = 0; k < 8; ++k) used |= static_cast<unsigned>(old[i + k].id != 0) << k;
+      while (used != 0) {
+        const auto k = static_cast<unsigned>(__builtin_ctz(used));
+        used &= used - 1;
+        place(old[i + k].id, old[i + k].hash);
+      }
+    }
+    for (; i < old_cap; ++i) {
       if (old[i].id != 0) place(old[i].id, old[i].hash);
     }
   }
