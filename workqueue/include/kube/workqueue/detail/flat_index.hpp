@@ -167,8 +167,8 @@ class flat_index {
     // gathered into a bit mask without branches, then only those are
     // placed. A test per slot mispredicts about every other slot at these
     // loads; this is most of what a rehash costs.
-    std::size_t i = 0;
-    for (; i + 8 <= old_cap; i += 8) {
+    static_assert(min_capacity % 8 == 0);  // (capacities are powers of two from there)
+    for (std::size_t i = 0; i < old_cap; i += 8) {
       unsigned used = 0;
       for (unsigned k = 0; k < 8; ++k) used |= static_cast<unsigned>(old[i + k].id != 0) << k;
       while (used != 0) {
@@ -176,9 +176,6 @@ class flat_index {
         used &= used - 1;
         place(old[i + k].id, old[i + k].hash);
       }
-    }
-    for (; i < old_cap; ++i) {
-      if (old[i].id != 0) place(old[i].id, old[i].hash);
     }
   }
 
