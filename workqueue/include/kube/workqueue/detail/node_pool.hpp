@@ -135,8 +135,12 @@ class node_pool {
       free_numbers_.push_back(static_cast<id_type>(bases_.size() - 1));
     }
     const id_type number = free_numbers_.back();
-    std::size_t bytes = header + std::clamp(total_, min_slab, max_slab) * sizeof(Node);
-    void* mem = big_alloc(bytes);  // (a slab of 2 MiB is a huge page)
+    const std::size_t want = std::clamp(total_, min_slab, max_slab);
+    // The largest slab asks for the whole huge page (when its cells leave
+    // a few bytes of it over, as 72-byte nodes do, big_alloc would
+    // otherwise not treat it as one).
+    std::size_t bytes = want == max_slab ? huge_page_bytes : header + want * sizeof(Node);
+    void* mem = big_alloc(bytes);
     free_numbers_.pop_back();
     auto* s = ::new (mem) slab{};
     const std::size_t cap = std::min((bytes - header) / sizeof(Node), max_slab);
