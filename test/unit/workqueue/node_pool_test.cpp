@@ -98,3 +98,28 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
   CHECK(visited == live.size() / 2);
   for (test_node* n : live) pool.destroy(n);
 }
+
+namespace {
+struct wide_node {
+  explicit wide_node(std::uint64_t v) : value(v) {}
+  std::uint64_t value;
+  std::uint32_t id = 0;
+  unsigned char pad[60]{};  // 72 bytes: a full slab leaves some of its huge page over
+};
+static_assert(sizeof(wide_node) == 72);
+}  // namespace
+
+TEST_CASE("node_pool: nodes of a size that does not divide the huge page still resolve by id",
+          "[workqueue][node_pool]") {
+  detail::node_pool<wide_node> pool;
+  std::vector<wide_node*> live;
+  for (std::uint64_t v = 0; v < 70000; ++v) live.push_back(pool.create(v));
+  std::set<std::uint32_t> ids;
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    REQUIRE(pool.node(live[i]->id) == live[i]);
+    REQUIRE(pool.node(live[i]->id)->value == i);
+    ids.insert(live[i]->id);
+  }
+  CHECK(ids.size() == live.size());
+  for (wide_node* n : live) pool.destroy(n);
+}
