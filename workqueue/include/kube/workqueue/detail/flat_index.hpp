@@ -63,7 +63,7 @@ class flat_index {
   /// probed for once) and nullptr returned.
   template <class Eq>
   Node* find_or_insert(const Node* n, std::size_t hash, Eq&& eq) {
-    if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
+    make_room();
     const auto h = static_cast<std::uint32_t>(hash);
     for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
       slot& s = slots_[i];
@@ -81,7 +81,7 @@ class flat_index {
 
   /// Adds `n` (precondition: no equal node is indexed).
   void insert(const Node* n, std::size_t hash) {
-    if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
+    make_room();
     place(n->id, static_cast<std::uint32_t>(hash));
     ++size_;
   }
@@ -139,6 +139,11 @@ class flat_index {
   static constexpr std::size_t max_capacity = std::size_t{1} << 32;  // home slots fit 32 bits of hash
 
   [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
+
+  // Room for one more node: the table doubles before it is 5/8 full.
+  void make_room() {
+    if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
+  }
 
   void place(id_type id, std::uint32_t hash) noexcept {
     std::size_t i = hash & mask_;
