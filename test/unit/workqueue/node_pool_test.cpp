@@ -71,7 +71,6 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
     return index.find(hash_of(v), [v](const test_node& n) { return n.value == v; });
   };
   for (test_node* n : live) REQUIRE(find(n->value) == n);
-  CHECK(find(99000) == nullptr);  // freed: not indexed
   for (std::size_t i = 0; i < live.size(); i += 2) index.erase(live[i], hash_of(live[i]->value));
   CHECK(index.size() == live.size() / 2);
   for (std::size_t i = 0; i < live.size(); ++i) {

@@ -60,23 +60,28 @@ class flat_index {
 
   /// The node with this hash for which `eq(node)` holds; if there is none,
   /// `n` is added (at the empty slot that ended the probe, so a new item is
-  /// probed for once) and nullptr returned.
+  /// probed for once, unless the table must grow first) and nullptr
+  /// returned. Finding a node never allocates.
   template <class Eq>
   Node* find_or_insert(const Node* n, std::size_t hash, Eq&& eq) {
-    make_room();
     const auto h = static_cast<std::uint32_t>(hash);
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      slot& s = slots_[i];
-      if (s.id == 0) {
-        s = slot{h, n->id};
-        ++size_;
-        return nullptr;
-      }
-      if (s.hash == h) {
-        Node* found = pool_->node(s.id);
-        if (eq(*found)) return found;
+    if (slots_) {
+      for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+        slot& s = slots_[i];
+        if (s.id == 0) {
+          if (full()) break;
+          s = slot{h, n->id};
+          ++size_;
+          return nullptr;
+        }
+        if (s.hash == h) {
+          Node* found = pool_->node(s.id);
+          if (eq(*found)) return found;
+        }
       }
     }
+    insert(n, hash);
+    return nullptr;
   }
 
   /// Adds `n` (precondition: no equal node is indexed).
@@ -140,9 +145,12 @@ class flat_index {
 
   [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
 
+  // Whether one more node would pass the load limit (5/8).
+  [[nodiscard]] bool full() const noexcept { return (size_ + 1) * 8 > capacity() * 5; }
+
   // Room for one more node: the table doubles before it is 5/8 full.
   void make_room() {
-    if ((size_ + 1) * 8 > capacity() * 5) grow(capacity() == 0 ? min_capacity : capacity() * 2);
+    if (full()) grow(capacity() == 0 ? min_capacity : capacity() * 2);
   }
 
   void place(id_type id, std::uint32_t hash) noexcept {

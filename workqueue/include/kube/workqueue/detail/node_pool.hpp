@@ -114,6 +114,7 @@ class node_pool {
   static constexpr std::size_t max_slab =
       std::min((huge_page_bytes - header) / sizeof(Node), std::size_t{cell_mask});
   static constexpr std::size_t min_slab = std::min<std::size_t>(256, max_slab);
+  static_assert(max_slab >= 1, "a queue item too large for one 2 MiB slab");
 
   static unsigned char* cell(slab* s, std::size_t i) noexcept {
     return reinterpret_cast<unsigned char*>(s) + header + i * sizeof(Node);
