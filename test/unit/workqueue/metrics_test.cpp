@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace asio = boost::asio;
@@ -72,4 +73,66 @@ TEST_CASE("metrics: depth, adds, latency, work duration, unfinished work, retrie
 TEST_CASE("metrics: label values are escaped", "[workqueue][metrics]") {
   wq::prometheus_metrics m("a\"b\\c");
   CHECK_THAT(m.render(), Catch::Contains("workqueue_depth{name=\"a\\\"b\\\\c\"} 0\n"));
+}
+
+namespace {
+// Hooks that throw on demand: a hook may throw, and so may the queue's own
+// recording when memory runs out.
+struct failing_hooks final : wq::metrics_hooks {
+  bool fail_add = false;
+  bool fail_done = false;
+  void on_add() override {
+    if (fail_add) throw std::runtime_error("on_add");
+  }
+  void on_get(duration) override {}
+  void on_done(duration) override {
+    if (fail_done) throw std::runtime_error("on_done");
+  }
+  void on_retry() override {}
+  void on_unfinished_work(duration, duration) override {}
+};
+}  // namespace
+
+TEST_CASE("metrics: an add or done whose recording fails leaves the item as it was, never stuck",
+          "[workqueue][metrics]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  auto hooks = std::make_shared<failing_hooks>();
+  wq::queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = hooks});
+  bool ran = false;
+  asio::post(io, [&] {
+    hooks->fail_add = true;
+    CHECK_THROWS_AS(q.add("a"), std::runtime_error);  // a new item: not added
+    hooks->fail_add = false;
+    CHECK(q.len() == 0);
+    q.add("a");  // added now (a stale "already queued" mark would drop it)
+    CHECK(q.len() == 1);
+    auto a = q.try_get();
+    REQUIRE(a.has_value());
+
+    hooks->fail_add = true;
+    CHECK_THROWS_AS(q.add("a"), std::runtime_error);  // held: the requeue is not recorded
+    hooks->fail_add = false;
+    hooks->fail_done = true;
+    CHECK_THROWS_AS(q.done("a"), std::runtime_error);  // still held
+    hooks->fail_done = false;
+    q.done("a");
+    CHECK(q.len() == 0);  // the failed re-add did not requeue it
+    CHECK_FALSE(q.try_get().has_value());
+
+    hooks->fail_add = true;
+    CHECK_THROWS_AS(q.add("a"), std::runtime_error);  // finished (its node is kept a while): not added
+    hooks->fail_add = false;
+    CHECK(q.len() == 0);
+    q.add("a");
+    CHECK(q.len() == 1);
+    auto again = q.try_get();
+    REQUIRE(again.has_value());
+    CHECK(*again == "a");
+    q.done("a");
+    CHECK(q.len() == 0);
+    ran = true;
+  });
+  settle(io);
+  CHECK(ran);
 }

@@ -155,7 +155,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     bool made = false;
     node* n = find_or_make(std::forward<U>(item), hash, made);
     new_streak_ = made ? new_streak_ + 1 : 0;
-    mark_dirty(n);
+    try {
+      mark_dirty(n);
+    } catch (...) {
+      if (made) drop_new(n, hash);
+      throw;
+    }
   }
 
   template <class U>
@@ -216,8 +221,10 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
       if (n == nullptr) return;
     }
     if ((n->state & st_processing) == 0) return;  // not held by a worker
-    --processing_;
+    // What can fail (out of memory) comes before any change.
+    if ((n->state & st_dirty) != 0) reserve_ready();
     metric_done(*n);
+    --processing_;
     n->state &= static_cast<std::uint8_t>(~st_processing);
     if ((n->state & st_dirty) != 0) {
       make_ready(n);
@@ -438,7 +445,12 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     bool made = false;
     node* n = find_or_make(std::move(m.item), m.hash, made);
     if (!wait) {
-      mark_dirty(n);
+      try {
+        mark_dirty(n);
+      } catch (...) {
+        if (made) drop_new(n, m.hash);
+        throw;
+      }
     } else if (push_delay(n, m.ready_at, made, m.hash)) {  // the ready time was fixed at the call
       arm_timer();
     }
@@ -502,11 +514,17 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
         }
       }
     } catch (...) {
-      // Out of memory growing the index or recording a metric: the add that
-      // failed is dropped (its node freed unless it got indexed), the later
-      // ones stay pending.
+      // Out of memory growing the index or the ready ring, or recording a
+      // metric: the add that failed is dropped, the later ones stay
+      // pending. Its node is freed unless the item got it for good: indexed
+      // and queued or waiting (an indexed node with nothing to do is
+      // unindexed first).
       const auto [r, hash] = pending_[i];
-      if (lookup(r->view(), hash) != r) free_node(r);
+      if (lookup(r->view(), hash) != r) {
+        free_node(r);
+      } else if (r->state == 0 && r->heap_refs == 0) {
+        drop_new(r, hash);
+      }
       pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(i + 1));
       has_pending_.store(!pending_.empty(), std::memory_order_relaxed);
       throw;
@@ -517,17 +535,33 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- ready items ------------------------------------------------------------
 
-  // An add of an item that has a node already.
+  // An add of an item that has a node already. What can fail (out of
+  // memory: the ready ring, the metrics' timestamps) comes before any
+  // change, so a failed add leaves the node as it was.
   void mark_dirty(node* n) {
     if ((n->state & st_active) == 0) {  // idle or only waiting for a delay: a new add
-      n->state |= st_dirty;
+      reserve_ready();
       metric_add(*n);
+      n->state |= st_dirty;
       make_ready(n);
       return;
     }
     if ((n->state & st_dirty) != 0) return;  // already queued: stored once
-    n->state |= st_dirty;                    // being processed: done() requeues it
     metric_add(*n);
+    n->state |= st_dirty;  // being processed: done() requeues it
+  }
+
+  // A node just made for an add (indexed, state 0) whose add then failed:
+  // unindexed and freed, so no node is left that nothing would retire.
+  void drop_new(node* n, std::size_t hash) noexcept {
+    index_.erase(n, hash);
+    free_node(n);
+  }
+
+  // Room in the ready ring for one more item, unless a parked worker will
+  // take it: make_ready() then cannot fail.
+  void reserve_ready() {
+    if (head_ == nullptr && fifo_len_ == fifo_cap_) grow_fifo();
   }
 
   // The item's node: found, or made and indexed with state 0 (`made` says
@@ -855,8 +889,8 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   }
 
   [[gnu::noinline]] void record_add(const node& n) {
+    add_times_.try_emplace(n.key(), clock_->now());  // (may run out of memory: counted after)
     metrics_->on_add();
-    add_times_.try_emplace(n.key(), clock_->now());
   }
 
   [[gnu::noinline]] void record_get(const node& n) {
