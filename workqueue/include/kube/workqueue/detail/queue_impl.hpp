@@ -155,12 +155,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     bool made = false;
     node* n = find_or_make(std::forward<U>(item), hash, made);
     new_streak_ = made ? new_streak_ + 1 : 0;
-    try {
-      mark_dirty(n);
-    } catch (...) {
-      if (made) drop_new(n, hash);
-      throw;
-    }
+    mark_added(n, made, hash);
   }
 
   template <class U>
@@ -445,12 +440,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     bool made = false;
     node* n = find_or_make(std::move(m.item), m.hash, made);
     if (!wait) {
-      try {
-        mark_dirty(n);
-      } catch (...) {
-        if (made) drop_new(n, m.hash);
-        throw;
-      }
+      mark_added(n, made, m.hash);
     } else if (push_delay(n, m.ready_at, made, m.hash)) {  // the ready time was fixed at the call
       arm_timer();
     }
@@ -549,6 +539,17 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     if ((n->state & st_dirty) != 0) return;  // already queued: stored once
     metric_add(*n);
     n->state |= st_dirty;  // being processed: done() requeues it
+  }
+
+  // mark_dirty for the node an add found or made (`made`, then indexed with
+  // state 0): if the add fails, a node made for it is dropped.
+  void mark_added(node* n, bool made, std::size_t hash) {
+    try {
+      mark_dirty(n);
+    } catch (...) {
+      if (made) drop_new(n, hash);
+      throw;
+    }
   }
 
   // A node just made for an add (indexed, state 0) whose add then failed:
