@@ -81,7 +81,12 @@ namespace {
 struct failing_hooks final : wq::metrics_hooks {
   bool fail_add = false;
   bool fail_done = false;
+  int fail_next_adds = 0;  // the next this many on_add calls throw
   void on_add() override {
+    if (fail_next_adds > 0) {
+      --fail_next_adds;
+      throw std::runtime_error("on_add");
+    }
     if (fail_add) throw std::runtime_error("on_add");
   }
   void on_get(duration) override {}
@@ -135,4 +140,46 @@ TEST_CASE("metrics: an add or done whose recording fails leaves the item as it w
   });
   settle(io);
   CHECK(ran);
+}
+
+TEST_CASE("metrics: an item whose delay ends but cannot be queued is dropped, and the others are queued",
+          "[workqueue][metrics][delaying]") {
+  asio::io_context io;
+  wq::manual_clock clk;
+  auto hooks = std::make_shared<failing_hooks>();
+  wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = hooks});
+  asio::post(io, [&] {
+    q.add_after("a", 10ms);
+    q.add_after("b", 10ms);
+    q.add_after("c", 10ms);
+  });
+  settle(io);
+  CHECK(q.waiting_for_delay() == 3);
+
+  hooks->fail_next_adds = 1;  // "a", the first one ready
+  clk.advance(10ms);
+  CHECK_THROWS_AS(settle(io), std::runtime_error);
+  settle(io);
+  CHECK(q.waiting_for_delay() == 0);
+  CHECK(q.len() == 2);  // "b" and "c" were not lost with "a"
+
+  bool ran = false;
+  asio::post(io, [&] {
+    auto b = q.try_get();
+    auto c = q.try_get();
+    REQUIRE(b.has_value());
+    REQUIRE(c.has_value());
+    CHECK(*b == "b");
+    CHECK(*c == "c");
+    q.done("b");
+    q.done("c");
+    // "a" waits no more: a new delay for it fires
+    q.add_after("a", 5ms);
+    ran = true;
+  });
+  settle(io);
+  REQUIRE(ran);
+  clk.advance(5ms);
+  settle(io);
+  CHECK(q.len() == 1);
 }

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -91,8 +92,19 @@ class delay_heap {
   /// million entries cost a microsecond each in cache misses). The sample
   /// is taken only then, so a timer that finds a few items ready never
   /// pays for its cache misses.
+  /// If f throws for an item (out of memory, or a metrics hook), that
+  /// item's wait ends without it; the pop still hands out every other
+  /// ready item, then rethrows the first exception.
   template <class F, class Unref>
   void pop_ready(time_point now, F&& f, Unref&& unref) {
+    std::exception_ptr failed;
+    pop_ready_catching(now, f, unref, failed);
+    if (failed) std::rethrow_exception(failed);
+  }
+
+ private:
+  template <class F, class Unref>
+  void pop_ready_catching(time_point now, F& f, Unref& unref, std::exception_ptr& failed) {
     const std::size_t singly = latest_ <= now ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);
     for (std::size_t i = 0; i < singly; ++i) {
       if (i == bulk_after && mostly_ready(now)) break;
@@ -101,7 +113,7 @@ class delay_heap {
       std::pop_heap(heap_.begin(), heap_.end(), later{});
       Node* n = heap_.back().n;
       heap_.pop_back();
-      hand_out(n, f, unref);
+      hand_out(n, f, unref, failed);
     }
     drop_stale(unref);
     if (heap_.empty() || heap_.front().ready_at > now) return;
@@ -145,9 +157,11 @@ class delay_heap {
         unref(e.n);
         continue;
       }
-      hand_out(e.n, f, unref);
+      hand_out(e.n, f, unref, failed);
     }
   }
+
+ public:
 
   /// Drops every entry; no node waits afterwards.
   template <class Unref>
@@ -208,11 +222,15 @@ class delay_heap {
 
   // `n`'s current entry has left the heap.
   template <class F, class Unref>
-  void hand_out(Node* n, F& f, Unref& unref) {
+  void hand_out(Node* n, F& f, Unref& unref, std::exception_ptr& failed) {
     n->state &= static_cast<std::uint8_t>(~waiting_bit);
     --waiting_count_;
     --n->heap_refs;
-    f(n);
+    try {
+      f(n);
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
     unref(n);
   }
 

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -796,11 +797,20 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     flush_pending();
     const time_point now = clock_->now();
     const std::size_t before = heap_.size();
-    heap_.pop_ready(
-        now, [this](node* n) { mark_dirty(n); }, unref());
+    // An item that cannot be queued (out of memory, a metrics hook that
+    // throws) is dropped; the others are queued and the timer re-armed
+    // before the exception goes on.
+    std::exception_ptr failed;
+    try {
+      heap_.pop_ready(
+          now, [this](node* n) { mark_dirty(n); }, unref());
+    } catch (...) {
+      failed = std::current_exception();
+    }
     idle_polls_ = heap_.size() != before ? 0 : idle_polls_ + 1;
     timer_armed_ = false;
     arm_timer(now);
+    if (failed) std::rethrow_exception(failed);
   }
 
   // Decides only "wake at t"; what is ready then is the heap's decision.
