@@ -102,6 +102,20 @@ class delay_heap {
     if (failed) std::rethrow_exception(failed);
   }
 
+  /// Drops every entry; no node waits afterwards.
+  template <class Unref>
+  void clear(Unref&& unref) {
+    entries all;
+    all.swap(heap_);
+    waiting_count_ = 0;
+    for (const entry& e : all) e.n->state &= static_cast<std::uint8_t>(~waiting_bit);
+    // unref only at a node's last entry: the owner may free a node then, and
+    // no later entry points at it.
+    for (const entry& e : all) {
+      if (--e.n->heap_refs == 0) unref(e.n);
+    }
+  }
+
  private:
   template <class F, class Unref>
   void pop_ready_catching(time_point now, F& f, Unref& unref, std::exception_ptr& failed) {
@@ -161,23 +175,6 @@ class delay_heap {
     }
   }
 
- public:
-
-  /// Drops every entry; no node waits afterwards.
-  template <class Unref>
-  void clear(Unref&& unref) {
-    entries all;
-    all.swap(heap_);
-    waiting_count_ = 0;
-    for (const entry& e : all) e.n->state &= static_cast<std::uint8_t>(~waiting_bit);
-    // unref only at a node's last entry: the owner may free a node then, and
-    // no later entry points at it.
-    for (const entry& e : all) {
-      if (--e.n->heap_refs == 0) unref(e.n);
-    }
-  }
-
- private:
   struct entry {
     time_point ready_at;
     std::uint64_t seq;

@@ -47,15 +47,7 @@ class flat_index {
   template <class Eq>
   [[nodiscard]] Node* find(std::size_t hash, Eq&& eq) const {
     if (size_ == 0) return nullptr;
-    const auto h = static_cast<std::uint32_t>(hash);
-    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const slot& s = slots_[i];
-      if (s.id == 0) return nullptr;
-      if (s.hash == h) {
-        Node* n = pool_->node(s.id);
-        if (eq(*n)) return n;
-      }
-    }
+    return probe(hash, eq).found;
   }
 
   /// The node with this hash for which `eq(node)` holds; if there is none,
@@ -64,20 +56,13 @@ class flat_index {
   /// returned. Finding a node never allocates.
   template <class Eq>
   Node* find_or_insert(const Node* n, std::size_t hash, Eq&& eq) {
-    const auto h = static_cast<std::uint32_t>(hash);
     if (slots_) {
-      for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
-        slot& s = slots_[i];
-        if (s.id == 0) {
-          if (full()) break;
-          s = slot{h, n->id};
-          ++size_;
-          return nullptr;
-        }
-        if (s.hash == h) {
-          Node* found = pool_->node(s.id);
-          if (eq(*found)) return found;
-        }
+      const probe_result r = probe(hash, eq);
+      if (r.found != nullptr) return r.found;
+      if (!full()) {
+        slots_[r.empty] = slot{static_cast<std::uint32_t>(hash), n->id};
+        ++size_;
+        return nullptr;
       }
     }
     insert(n, hash);
@@ -144,6 +129,27 @@ class flat_index {
   static constexpr std::size_t max_capacity = std::size_t{1} << 32;  // home slots fit 32 bits of hash
 
   [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
+
+  // A probe's end: the node found, or (found null) the empty slot that
+  // ended the run.
+  struct probe_result {
+    Node* found;
+    std::size_t empty;
+  };
+
+  // Linear probe from the home slot (precondition: a table exists).
+  template <class Eq>
+  probe_result probe(std::size_t hash, Eq& eq) const {
+    const auto h = static_cast<std::uint32_t>(hash);
+    for (std::size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (s.id == 0) return {nullptr, i};
+      if (s.hash == h) {
+        Node* n = pool_->node(s.id);
+        if (eq(*n)) return {n, i};
+      }
+    }
+  }
 
   // Whether one more node would pass the load limit (5/8).
   [[nodiscard]] bool full() const noexcept { return (size_ + 1) * 8 > capacity() * 5; }
