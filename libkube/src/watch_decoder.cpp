@@ -88,6 +88,54 @@ json::storage_ptr make_arena(std::size_t last_event_size) {
   return json::make_shared_resource<json::monotonic_resource>(std::clamp(hint, min_block, max_first_block));
 }
 
+// The grammar handler of raw_objects mode: checks the grammar, builds
+// nothing, and notes what compact_envelope needs: the member count of the
+// last object closed (after a whole event, the envelope's) and the deepest
+// nesting seen.
+struct envelope_handler : grammar_only_handler {
+  std::size_t last_object_size = 0;
+  std::size_t depth = 0;
+  std::size_t max_depth = 0;
+  void reset() noexcept { last_object_size = depth = max_depth = 0; }
+  bool enter() {
+    max_depth = std::max(max_depth, ++depth);
+    return true;
+  }
+  bool on_object_begin(json::error_code&) { return enter(); }
+  bool on_array_begin(json::error_code&) { return enter(); }
+  bool on_object_end(std::size_t n, json::error_code&) {
+    last_object_size = n;
+    --depth;
+    return true;
+  }
+  bool on_array_end(std::size_t, json::error_code&) {
+    --depth;
+    return true;
+  }
+};
+
+// The envelope as the API server writes it, {"type":"T","object":{...}}:
+// the object's text without a second pass over it. Only for an event whose
+// grammar was checked, whose envelope has exactly two members (so the text
+// between `"object":` and the envelope's closing brace is the object and
+// nothing else), and which the text reader could read (not nested deeper
+// than json_reader::max_depth). Nullopt for any other event, which the
+// general path reads: spaces, escapes, another order or member, deep nesting.
+std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(std::string_view text,
+                                                                             const envelope_handler& seen) {
+  constexpr std::string_view head = R"({"type":")";
+  constexpr std::string_view middle = R"(","object":)";
+  if (seen.last_object_size != 2 || seen.max_depth >= codec::json_reader::max_depth || !text.starts_with(head))
+    return std::nullopt;
+  const std::size_t type_end = text.find_first_of("\\\"", head.size());
+  if (type_end == std::string_view::npos || text[type_end] != '"') return std::nullopt;
+  const std::size_t object_begin = type_end + middle.size();
+  if (text.substr(type_end, middle.size()) != middle || object_begin >= text.size()) return std::nullopt;
+  const std::string_view object = text.substr(object_begin, text.size() - 1 - object_begin);  // before the last '}'
+  if (object.size() < 2 || object.front() != '{' || object.back() != '}') return std::nullopt;
+  return std::pair{text.substr(head.size(), type_end - head.size()), object};
+}
+
 } // namespace
 
 struct watch_decoder::impl {
@@ -103,7 +151,7 @@ struct watch_decoder::impl {
 
   watch_decoder_params params;
   json::stream_parser parser;
-  std::optional<json::basic_parser<grammar_only_handler>> grammar;  // raw_objects: validates, builds nothing
+  std::optional<json::basic_parser<envelope_handler>> grammar;  // raw_objects: validates, builds nothing
   std::deque<watch_event> queue;
   std::uint64_t consumed = 0;     // body bytes before the current write()
   std::uint64_t event_start = 0;  // offset of the current event's '{'
@@ -169,8 +217,10 @@ struct watch_decoder::impl {
     in_event = true;
     event_start = pos;
     event_size = 0;
-    if (grammar)
+    if (grammar) {
       grammar->reset();
+      grammar->handler().reset();
+    }
     else if (params.arena)
       parser.reset(make_arena(last_event_size));
     else
@@ -212,6 +262,14 @@ struct watch_decoder::impl {
       joined = held;
       joined.append(tail);
       text = joined;
+    }
+    if (const auto fast = compact_envelope(text, grammar->handler())) {
+      // The usual ADDED/MODIFIED/DELETED event: no DOM, no second pass.
+      const auto t = watch_event_type_from_string(fast->first);
+      if (t && *t != watch_event_type::bookmark && *t != watch_event_type::error) {
+        queue.push_back(watch_event{*t, {}, std::string(fast->second)});
+        return {};
+      }
     }
     json::value type;
     json::value object_kind;  // the object's DOM only for BOOKMARK/ERROR; else a stand-in of its kind
