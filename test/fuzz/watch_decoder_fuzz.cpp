@@ -6,11 +6,14 @@
 //   - the result (events, error code, error message) is the same whether the
 //     body arrives whole, byte by byte, or in input-dependent pieces;
 //   - the arena and heap allocation modes agree;
+//   - raw_objects mode (objects kept as text) agrees with the DOM mode;
 //   - a failed stream explains itself with a byte offset;
 //   - with a small max_event_size, splitting still does not matter.
 
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch_event.hpp>
+
+#include <boost/json/parse.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +66,28 @@ result decode(std::string_view body, const kube::detail::watch_decoder_params& p
   return r;
 }
 
+// raw_objects decoded the same body as the DOM mode: same error and message,
+// same events, each ADDED/MODIFIED/DELETED object's text parsing to the DOM
+// mode's object.
+bool same_as_dom(const result& raw, const result& dom) {
+  if (raw.ec != dom.ec || raw.message != dom.message || raw.events.size() != dom.events.size()) return false;
+  for (std::size_t i = 0; i < raw.events.size(); ++i) {
+    const auto& r = raw.events[i];
+    const auto& d = dom.events[i];
+    if (r.type != d.type) return false;
+    if (r.object_text.empty()) {
+      if (r.object != d.object) return false;
+      continue;
+    }
+    boost::json::parse_options opt;
+    opt.max_depth = 1000;
+    boost::json::error_code ec;
+    const auto v = boost::json::parse(r.object_text, ec, {}, opt);
+    if (ec || !v.is_object() || v.get_object() != d.object) return false;
+  }
+  return true;
+}
+
 void check_result(const result& r) {
   if (r.ec) {
     check(r.ec == kube::client_errc::watch_stream_error, "failures are watch_stream_error");
@@ -95,6 +120,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   kube::detail::watch_decoder_params heap = defaults;
   heap.arena = false;
   check(decode(body, heap, from_input) == whole, "heap mode equals arena mode");
+
+  kube::detail::watch_decoder_params raw = defaults;
+  raw.raw_objects = true;
+  check(same_as_dom(decode(body, raw, [](std::size_t) { return std::size_t{0}; }), whole), "raw objects equal DOM, whole");
+  check(same_as_dom(decode(body, raw, from_input), whole), "raw objects equal DOM, in pieces");
 
   kube::detail::watch_decoder_params small = defaults;
   small.max_event_size = 1 + size % 257;
