@@ -220,11 +220,11 @@ struct watch_decoder::impl {
     if (grammar) {
       grammar->reset();
       grammar->handler().reset();
-    }
-    else if (params.arena)
+    } else if (params.arena) {
       parser.reset(make_arena(last_event_size));
-    else
+    } else {
       parser.reset();
+    }
   }
 
   // The envelope's checks, the same for both modes: `type` and `object` are
