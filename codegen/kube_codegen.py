@@ -145,7 +145,7 @@ class T:
         if self.kind == "array":
             return f"std::vector<{self.elem.spelling(structs)}>"
         if self.kind == "map":
-            return f"std::map<std::string, {self.elem.spelling(structs)}>"
+            return f"kube::string_map<{self.elem.spelling(structs)}>"
         raise AssertionError(self.kind)
 
     def ref_spelling(self, structs):
@@ -704,8 +704,8 @@ class Emitter:
                                f"  }}\n")
                 if "labels" not in names:
                     out.append("  /// metadata.labels, or an empty map (listers match label selectors on it).\n"
-                               "  [[nodiscard]] const std::map<std::string, std::string>& labels() const noexcept {\n"
-                               "    static const std::map<std::string, std::string> none;\n"
+                               "  [[nodiscard]] const kube::string_map<std::string>& labels() const noexcept {\n"
+                               "    static const kube::string_map<std::string> none;\n"
                                "    return metadata.labels ? *metadata.labels : none;\n"
                                "  }\n")
         out.append("};\n\n")
@@ -732,7 +732,7 @@ class Emitter:
         out.append(f"#include <kube/api/codec.hpp>\n#include <kube/api/resource.hpp>\n#include <{SPECIAL_HEADERS}>\n")
         for inc in self.includes_for(members):
             out.append(f"#include <{inc}>\n")
-        out.append("\n#include <cstdint>\n#include <map>\n#include <optional>\n#include <string>\n"
+        out.append("\n#include <cstdint>\n#include <optional>\n#include <string>\n"
                    "#include <string_view>\n#include <vector>\n\n")
         ordered = self.order(members)
         by_ns = []

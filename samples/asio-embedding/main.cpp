@@ -42,7 +42,6 @@
 #include <csignal>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <set>
 #include <string>
 
@@ -192,11 +191,8 @@ int main(int argc, char** argv) {
                                      .strip_managed_fields = true,
                                      .on_watch_error = log_watch_error});
     auto configmaps = factory.for_type<ConfigMap>();
-    // Generated types keep labels in metadata.labels (an optional map): tell
-    // the lister where to find them for selector matching.
-    const auto lister = configmaps->make_lister([](const ConfigMap& cm) {
-      return cm.metadata.labels.value_or(std::map<std::string, std::string>{});
-    });
+    // Selectors match on ConfigMap::labels() (metadata.labels, read in place).
+    const auto lister = configmaps->make_lister();
 
     // The server's routes read the cache: no request to the API server per
     // HTTP request, and answers as fresh as the watch.

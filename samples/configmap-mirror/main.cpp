@@ -112,7 +112,7 @@ public:
       ConfigMap m;
       m.metadata.name = req.name;
       m.metadata.namespace_ = o_.to;
-      m.metadata.annotations = std::map<std::string, std::string>{{source_annotation, source}};
+      m.metadata.annotations = kube::string_map<std::string>{{source_annotation, source}};
       m.data = src.data;
       m.binary_data = src.binary_data;
       co_await target_api_.async_create(m);

@@ -88,7 +88,7 @@ bool owned_by(const Deployment& d, const Foo& foo) {
 }
 
 Deployment new_deployment(const Foo& foo) {
-  const std::map<std::string, std::string> labels{{"app", "nginx"}, {"controller", std::string(foo.name())}};
+  const kube::string_map<std::string> labels{{"app", "nginx"}, {"controller", std::string(foo.name())}};
   Deployment d;
   d.metadata.name = foo.spec->deployment_name;
   d.metadata.namespace_ = std::string(foo.namespace_());

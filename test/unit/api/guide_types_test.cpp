@@ -9,7 +9,7 @@
 k8s::apps::v1::Deployment make_deployment(const std::string& name, std::int32_t replicas) {
   k8s::apps::v1::Deployment d;
   d.metadata.name = name;
-  d.metadata.labels = std::map<std::string, std::string>{{"app", name}};
+  d.metadata.labels = kube::string_map<std::string>{{"app", name}};
 
   auto& spec = d.spec.emplace();
   spec.replicas = replicas;
@@ -21,7 +21,7 @@ k8s::apps::v1::Deployment make_deployment(const std::string& name, std::int32_t 
   auto& c = pod.spec.emplace().containers.emplace_back();
   c.name = "web";
   c.image = "nginx:1.27";
-  c.resources.emplace().requests = std::map<std::string, kube::quantity>{{"cpu", kube::quantity("250m")}};
+  c.resources.emplace().requests = kube::string_map<kube::quantity>{{"cpu", kube::quantity("250m")}};
   return d;
 }
 // --- end snippet ---

@@ -15,6 +15,8 @@
 // the same set. Errors: std::invalid_argument naming the selector and the
 // offending position or token.
 
+#include <kube/api/string_map.hpp>
+
 #include <cctype>
 #include <cstddef>
 #include <map>
@@ -58,8 +60,9 @@ public:
     return s;
   }
 
-  /// A selector of key=value equality requirements (a matchLabels map).
-  static label_selector from_map(const std::map<std::string, std::string>& labels) {
+  /// A selector of key=value equality requirements (a matchLabels map; a
+  /// std::map of strings converts).
+  static label_selector from_map(const kube::string_map<std::string>& labels) {
     label_selector s;
     for (const auto& [k, v] : labels) {
       validate_key(k, k);

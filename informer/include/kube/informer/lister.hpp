@@ -3,9 +3,9 @@
 #include <kube/informer/indexer.hpp>
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/label_selector.hpp>
+#include <kube/api/string_map.hpp>
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,7 +15,8 @@
 
 namespace kube::informer {
 
-/// Types with a `labels()` accessor returning a map (kube::unstructured).
+/// Types with a `labels()` accessor returning a map: every generated type
+/// with metadata, kube::unstructured, PartialObjectMetadata.
 template <class T>
 concept has_labels = requires(const T& o) {
   { o.labels().find(std::string()) };
@@ -23,7 +24,7 @@ concept has_labels = requires(const T& o) {
 
 /// Reads an object's labels for selector matching.
 template <class T>
-using labels_func = std::function<std::map<std::string, std::string>(const T&)>;
+using labels_func = std::function<kube::string_map<std::string>(const T&)>;
 
 /// Read-only, namespaced get/list over an informer's cache (client-go's
 /// generated listers, generic over T). Reads go to the Indexer, so they are
@@ -42,14 +43,6 @@ public:
       : cache_(std::move(cache)), labels_(std::move(labels)) {
     if (!cache_) {
       throw std::invalid_argument("lister: a cache is required");
-    }
-    if (!labels_) {
-      if constexpr (has_labels<T>) {
-        labels_ = [](const T& o) {
-          auto l = o.labels();
-          return std::map<std::string, std::string>(l.begin(), l.end());
-        };
-      }
     }
   }
 
@@ -95,14 +88,22 @@ private:
     if (selector.empty()) {
       return objs;
     }
-    if (!labels_) {
-      throw std::invalid_argument("lister: a label selector needs a labels function for this object type");
-    }
     std::vector<object_ptr> out;
-    for (auto& o : objs) {
-      if (selector.matches(labels_(*o))) {
+    const auto keep = [&](object_ptr& o, bool matched) {
+      if (matched) {
         out.push_back(std::move(o));
       }
+    };
+    if (labels_) {
+      for (auto& o : objs) {
+        keep(o, selector.matches(labels_(*o)));
+      }
+    } else if constexpr (has_labels<T>) {
+      for (auto& o : objs) {
+        keep(o, selector.matches(o->labels()));  // read in place, no copy
+      }
+    } else {
+      throw std::invalid_argument("lister: a label selector needs a labels function for this object type");
     }
     return out;
   }

@@ -10,7 +10,9 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <map>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,8 @@ void decode_into(const boost::json::value& in, std::vector<T>& out, const json_p
 template <class T>
 void decode_into(const boost::json::value& in, std::map<std::string, T>& out, const json_path& at);
 template <class T>
+void decode_into(const boost::json::value& in, string_map<T>& out, const json_path& at);
+template <class T>
 void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& at);
 template <class T>
 void decode_into(const boost::json::value& in, heap_optional<T>& out, const json_path& at);
@@ -37,6 +41,8 @@ template <class T>
 void encode_from(const std::vector<T>& in, boost::json::value& out);
 template <class T>
 void encode_from(const std::map<std::string, T>& in, boost::json::value& out);
+template <class T>
+void encode_from(const string_map<T>& in, boost::json::value& out);
 template <class T>
 void encode_from(const boxed<T>& in, boost::json::value& out);
 
@@ -83,6 +89,20 @@ void decode_into(const boost::json::value& in, std::map<std::string, T>& out, co
 }
 
 template <class T>
+void decode_into(const boost::json::value& in, string_map<T>& out, const json_path& at) {
+  out.clear();
+  if (in.is_null()) return;
+  const auto* o = in.if_object();
+  if (!o) fail_type(in, at, "an object");
+  out.reserve(o->size());  // a Boost.JSON object's keys are unique
+  for (const auto& kv : *o) {
+    const std::string_view key(kv.key().data(), kv.key().size());
+    const json_path here{&at, key};
+    decode_into(kv.value(), out[key], here);
+  }
+}
+
+template <class T>
 void decode_into(const boost::json::value& in, boxed<T>& out, const json_path& at) {
   decode_into(in, *out, at);
 }
@@ -110,13 +130,24 @@ void encode_from(const std::vector<T>& in, boost::json::value& out) {
   }
 }
 
-template <class T>
-void encode_from(const std::map<std::string, T>& in, boost::json::value& out) {
+/// A map field (std::map or string_map) as a JSON object.
+template <class Map>
+void encode_entries(const Map& in, boost::json::value& out) {
   auto& o = out.emplace_object();
   o.reserve(in.size());
   for (const auto& [k, v] : in) {
     encode_from(v, o[k]);
   }
+}
+
+template <class T>
+void encode_from(const std::map<std::string, T>& in, boost::json::value& out) {
+  encode_entries(in, out);
+}
+
+template <class T>
+void encode_from(const string_map<T>& in, boost::json::value& out) {
+  encode_entries(in, out);
 }
 
 template <class T>
@@ -156,6 +187,8 @@ template <class T>
 void read_into(json_reader& in, std::vector<T>& out, const json_path& at);
 template <class T>
 void read_into(json_reader& in, std::map<std::string, T>& out, const json_path& at);
+template <class T>
+void read_into(json_reader& in, string_map<T>& out, const json_path& at);
 template <class T>
 void read_into(json_reader& in, boxed<T>& out, const json_path& at);
 template <class T>
@@ -209,6 +242,26 @@ void read_into(json_reader& in, std::map<std::string, T>& out, const json_path& 
     auto it = out.emplace_hint(out.end(), std::string(key), T{});
     read_into(in, it->second, here);
   }
+}
+
+template <class T>
+void read_into(json_reader& in, string_map<T>& out, const json_path& at) {
+  out.clear();
+  if (in.try_null()) return;
+  if (!in.begin_object()) fail_type(in.value(), at, "an object");
+  // The entries are read into a vector on a stack buffer first, so the map
+  // allocates once, at its final size: an informer keeps what it decodes,
+  // and growing the map in place took one allocation per doubling.
+  alignas(std::max_align_t) std::byte stack[1024];
+  std::pmr::monotonic_buffer_resource arena(stack, sizeof stack);
+  std::pmr::vector<std::pair<std::string, T>> read(&arena);
+  std::string_view key;
+  while (in.next_key(key)) {
+    const json_path here{&at, key};
+    auto& e = read.emplace_back(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple());
+    read_into(in, e.second, here);
+  }
+  out.assign_moved(read.begin(), read.end());
 }
 
 template <class T>

@@ -3,8 +3,8 @@
 // Value types the generated Kubernetes objects are made of, beyond the
 // standard library's: IntOrString, Quantity, Time/MicroTime, base64 bytes,
 // arbitrary JSON (RawExtension, FieldsV1, CRD fields that preserve unknown
-// fields), the JSON members a struct does not know, and a copyable box for
-// recursive types.
+// fields), the JSON members a struct does not know, a copyable box for
+// recursive types, and (string_map.hpp) the map of map-valued fields.
 //
 // These headers only forward-declare Boost.JSON; code that reads a raw_json
 // or unknown_fields value includes <boost/json/value.hpp> itself.
@@ -12,6 +12,8 @@
 // Thread safety: all are plain values; distinct objects may be used
 // concurrently, and const access to one object from several threads is safe
 // (raw_json and unknown_fields share immutable JSON between copies).
+
+#include <kube/api/string_map.hpp>
 
 #include <boost/json/fwd.hpp>
 
