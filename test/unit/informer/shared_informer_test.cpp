@@ -337,4 +337,11 @@ TEST_CASE("lister: get and list by namespace and label selector from the cache",
   CHECK_FALSE(l.get("a", "three"));
   CHECK(l.in_namespace("zzz").list().empty());
   CHECK_THROWS_AS(l.list("app in"), std::invalid_argument);
+  // A labels function replaces the type's own labels for selection.
+  lister<kube::unstructured> by_name(cache, [](const kube::unstructured& u) {
+    return kube::string_map<std::string>{{"name", std::string(u.name())}};
+  });
+  CHECK(by_name.list("name=one").size() == 1);
+  CHECK(by_name.list("app=web").empty());
+  CHECK(by_name.list("b", label_selector::parse("name in (one,three)")).size() == 1);
 }

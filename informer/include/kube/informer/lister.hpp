@@ -88,24 +88,25 @@ private:
     if (selector.empty()) {
       return objs;
     }
-    std::vector<object_ptr> out;
-    const auto keep = [&](object_ptr& o, bool matched) {
-      if (matched) {
-        out.push_back(std::move(o));
+    // One loop for both ways of reading labels: the caller's function, or
+    // the type's own labels(), read in place without a copy.
+    const auto select = [&](const auto& labels_of) {
+      std::vector<object_ptr> out;
+      for (auto& o : objs) {
+        if (selector.matches(labels_of(*o))) {
+          out.push_back(std::move(o));
+        }
       }
+      return out;
     };
     if (labels_) {
-      for (auto& o : objs) {
-        keep(o, selector.matches(labels_(*o)));
-      }
-    } else if constexpr (has_labels<T>) {
-      for (auto& o : objs) {
-        keep(o, selector.matches(o->labels()));  // read in place, no copy
-      }
+      return select(labels_);
+    }
+    if constexpr (has_labels<T>) {
+      return select([](const T& o) -> decltype(auto) { return o.labels(); });
     } else {
       throw std::invalid_argument("lister: a label selector needs a labels function for this object type");
     }
-    return out;
   }
 
   std::shared_ptr<const indexer<T>> cache_;
