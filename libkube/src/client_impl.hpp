@@ -118,13 +118,15 @@ public:
   /// Opens a streamed response (watch, logs) on a new connection and reads
   /// its headers; a refusal is read as a Status. `throttle`: wait for the
   /// rate limiter first (client-go throttles log streams, not watches).
-  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, bool throttle,
-                                                                           bool raw_objects = false);
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(
+      request req, bool throttle, bool raw_objects = false, watch_decoder_params::object_reader objects = {});
 
   /// Opens a watch on a new connection and reads the response headers.
   /// `raw_objects`: the stream's decoder keeps ADDED/MODIFIED/DELETED
-  /// objects as text (typed watches read them straight into T).
-  boost::asio::awaitable<result<watch_stream>> open_watch(request req, bool raw_objects = false);
+  /// objects as text (typed watches read them straight into T), or, with
+  /// `objects` set, reads them into the type as it frames each event.
+  boost::asio::awaitable<result<watch_stream>> open_watch(request req, bool raw_objects = false,
+                                                          watch_decoder_params::object_reader objects = {});
 
   /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);

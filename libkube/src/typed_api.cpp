@@ -415,6 +415,17 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   *out.type = ev.type;
   out.resource_version->clear();
   if (out.initial_events_end) *out.initial_events_end = false;
+  if (ev.decoded) {
+    // Read into T by the watch decoder already (see typed_watch_open).
+    if (ev.decoded_by != out.make || !out.take || !out.resource_version_of) {
+      diag.set_client_message(what() + ": " + std::string(to_string(ev.type)) +
+                              " event decoded into another type than the watch's");
+      return client_errc::decode_error;
+    }
+    out.take(out.object, ev.decoded.get());
+    *out.resource_version = out.resource_version_of(out.object);
+    return {};
+  }
   if (!ev.object_text.empty()) {
     // A raw-objects stream: straight from the text into T, no DOM.
     if (out.read && out.resource_version_of) {
@@ -472,10 +483,12 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   const auto& impl = t->c.impl();
   auto req = base(*t, t->namespace_name);
   add_watch_params(req, p);
+  const watch_decoder_params::object_reader objects{t->make_object, t->read_object};
   spawn_op<typed_done>(
       impl,
-      [impl, req = std::move(req), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
-        auto r = co_await impl->open_watch(std::move(req), true);  // objects as text, read straight into T
+      [impl, req = std::move(req), out = std::move(out), objects]() mutable -> asio::awaitable<result<typed_done>> {
+        // Objects read straight into T from the text, as each event is framed.
+        auto r = co_await impl->open_watch(std::move(req), true, objects);
         if (!r.ec) *out = std::move(r.value);
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },

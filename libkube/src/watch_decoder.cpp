@@ -139,7 +139,9 @@ std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(st
 } // namespace
 
 struct watch_decoder::impl {
-  explicit impl(const watch_decoder_params& p) : params(p), parser(json::storage_ptr(), parse_opts(p)) {
+  explicit impl(const watch_decoder_params& p)
+      : params(p), parser(json::storage_ptr(), parse_opts(p)),
+        lines(p.raw_objects && p.objects.make && p.objects.read && p.max_depth > codec::json_reader::max_depth) {
     if (p.raw_objects) grammar.emplace(parse_opts(p));
   }
 
@@ -165,6 +167,10 @@ struct watch_decoder::impl {
   // event spans calls: the error path needs them for the exact offset and the
   // excerpt. Events within one call are never copied.
   std::string held;
+  // Line mode (an object reader was given): the bytes of a line not yet
+  // complete, given to nothing else yet. `consumed` does not count them.
+  const bool lines;
+  std::string pending;
 
   // The bytes available for an excerpt: held followed by the current write,
   // contiguous in the stream, the first at offset `base`. Built at the moment
@@ -267,7 +273,7 @@ struct watch_decoder::impl {
       // The usual ADDED/MODIFIED/DELETED event: no DOM, no second pass.
       const auto t = watch_event_type_from_string(fast->first);
       if (t && *t != watch_event_type::bookmark && *t != watch_event_type::error) {
-        queue.push_back(watch_event{*t, {}, std::string(fast->second)});
+        queue.push_back(watch_event{*t, {}, std::string(fast->second), {}, nullptr});
         return {};
       }
     }
@@ -308,9 +314,9 @@ struct watch_decoder::impl {
     std::optional<watch_event_type> t;
     if (auto e = check_envelope(has_type ? &type : nullptr, has_object ? &object_kind : nullptr, in, t)) return e;
     if (*t == watch_event_type::bookmark || *t == watch_event_type::error) {
-      queue.push_back(watch_event{*t, json::parse(object_text, {}, parse_opts(params)).as_object(), {}});
+      queue.push_back(watch_event{*t, json::parse(object_text, {}, parse_opts(params)).as_object(), {}, {}, nullptr});
     } else {
-      queue.push_back(watch_event{*t, {}, std::string(object_text)});
+      queue.push_back(watch_event{*t, {}, std::string(object_text), {}, nullptr});
     }
     return {};
   }
@@ -327,7 +333,7 @@ struct watch_decoder::impl {
       std::optional<watch_event_type> t;
       if (auto e = check_envelope(envelope.if_contains("type"), object, in, t)) return e;
       // Move construction keeps the arena: no copy of the object.
-      queue.push_back(watch_event{*t, std::move(object->get_object()), {}});
+      queue.push_back(watch_event{*t, std::move(object->get_object()), {}, {}, nullptr});
     }
     in_event = false;
     last_event_size = event_size;
@@ -336,7 +342,7 @@ struct watch_decoder::impl {
     return {};
   }
 
-  error_code write(const char* data, std::size_t n) {
+  error_code write_strict(const char* data, std::size_t n) {
     if (ec) return ec;
     const std::string_view in(data, n);
     if (finished) return fail(consumed, "data after the end of the stream", in, {consumed, consumed + 1});
@@ -378,6 +384,93 @@ struct watch_decoder::impl {
     return {};
   }
 
+  // Line mode: whole lines go to read_line, which reads an event the API
+  // server's way (one per line) with the object reader; everything else, and
+  // a line it refuses, goes to write_strict as it would without the reader.
+  // A line stays in `pending` until its newline arrives, unless the bytes so
+  // far end with '}' (a server that does not end events with a newline
+  // still gets each event decoded as soon as it is complete) or exceed the
+  // largest event (write_strict then reports it).
+  error_code write(const char* data, std::size_t n) {
+    if (!lines || ec || finished) return write_strict(data, n);
+    std::string_view in(data, n);
+    while (!in.empty()) {
+      if (in_event) {
+        // The general path is inside an event (a refused line left it
+        // there, e.g. an event spread over lines): it takes the bytes
+        // until that event ends.
+        const std::size_t nl = in.find('\n');
+        const std::size_t take = nl == std::string_view::npos ? in.size() : nl + 1;
+        if (auto e = write_strict(in.data(), take)) return e;
+        in.remove_prefix(take);
+        continue;
+      }
+      const std::size_t nl = in.find('\n');
+      if (nl == std::string_view::npos) {
+        pending.append(in);
+        if (pending.back() == '}' || pending.size() > params.max_event_size) return flush_pending();
+        return {};
+      }
+      std::string_view line = in.substr(0, nl);
+      if (!pending.empty()) {
+        pending.append(line);
+        line = pending;
+      }
+      if (read_line(line)) {
+        consumed += line.size() + 1;
+        drop_pending();
+      } else if (pending.empty()) {
+        if (auto e = write_strict(in.data(), nl + 1)) return e;
+      } else {
+        pending += '\n';
+        if (auto e = flush_pending()) return e;
+      }
+      in.remove_prefix(nl + 1);
+    }
+    return {};
+  }
+
+  error_code flush_pending() {
+    const auto e = write_strict(pending.data(), pending.size());
+    drop_pending();
+    return e;
+  }
+
+  void drop_pending() {
+    pending.clear();
+    if (pending.capacity() > 1024 * 1024) pending.shrink_to_fit();  // as `held`
+  }
+
+  // One line that holds exactly one event as the API server writes it,
+  // {"type":"ADDED|MODIFIED|DELETED","object":{...}}, whose object the
+  // reader takes: queued, true. Anything else: nothing changed, false.
+  bool read_line(std::string_view line) {
+    constexpr std::string_view head = R"({"type":")";
+    constexpr std::string_view middle = R"(","object":)";
+    if (line.size() > params.max_event_size || !line.starts_with(head) || line.back() != '}') return false;
+    const std::size_t type_end = line.find_first_of("\\\"", head.size());
+    if (type_end == std::string_view::npos || line[type_end] != '"') return false;
+    const auto t = watch_event_type_from_string(line.substr(head.size(), type_end - head.size()));
+    if (!t || *t == watch_event_type::bookmark || *t == watch_event_type::error) return false;
+    const std::size_t object_begin = type_end + middle.size();
+    if (line.substr(type_end, middle.size()) != middle || object_begin >= line.size() || line[object_begin] != '{')
+      return false;
+    // The object is all between `"object":` and the envelope's last '}';
+    // the reader refuses it unless it is exactly one valid JSON value.
+    const std::string_view object = line.substr(object_begin, line.size() - 1 - object_begin);
+    std::shared_ptr<void> obj;
+    try {
+      obj = params.objects.make();
+      codec::read_text(object, params.objects.read, obj.get());
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the general path decides
+      return false;
+    }
+    watch_event ev{*t, {}, {}, std::move(obj), params.objects.make};
+    queue.push_back(std::move(ev));
+    last_event_size = line.size();
+    return true;
+  }
+
   // The stream_parser rejected the event somewhere in in[event_begin, end):
   // find the byte, then fail.
   error_code json_error(const json::error_code& jec, std::string_view in, std::size_t event_begin, std::size_t end) {
@@ -391,6 +484,10 @@ struct watch_decoder::impl {
 
   error_code finish() {
     if (ec) return ec;
+    if (!pending.empty()) {
+      // The last line had no newline: the general path takes it.
+      if (auto e = flush_pending()) return e;
+    }
     finished = true;
     if (in_event)
       return fail(consumed,
@@ -430,6 +527,9 @@ std::size_t watch_decoder::ready() const noexcept { return impl_->queue.size(); 
 error_code watch_decoder::error() const noexcept { return impl_->ec; }
 const std::string& watch_decoder::error_message() const noexcept { return impl_->message; }
 std::uint64_t watch_decoder::bytes_consumed() const noexcept { return impl_->consumed; }
-bool watch_decoder::in_event() const noexcept { return impl_->in_event; }
+bool watch_decoder::in_event() const noexcept {
+  if (impl_->in_event) return true;
+  return std::any_of(impl_->pending.begin(), impl_->pending.end(), [](char c) { return !is_json_space(c); });
+}
 
 } // namespace kube::detail

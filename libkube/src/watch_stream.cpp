@@ -2,6 +2,7 @@
 // the sans-io watch_decoder, so read sizes and chunk boundaries never matter.
 #include "client_impl.hpp"
 
+#include <kube/api/json_reader.hpp>
 #include <kube/client.hpp>
 #include <kube/watch_stream.hpp>
 
@@ -94,8 +95,8 @@ void watch_state::fail(error_code ec) {
   close();
 }
 
-asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, bool throttle,
-                                                                            bool raw_objects) {
+asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(
+    request req, bool throttle, bool raw_objects, watch_decoder_params::object_reader objects) {
   if (throttle) {
     if (auto wait = limiter.reserve(std::chrono::steady_clock::now()); wait.count() > 0) {
       asio::steady_timer t(co_await asio::this_coro::executor, wait);
@@ -114,6 +115,12 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
     if (raw_objects) {
       detail::watch_decoder_params dp;
       dp.raw_objects = true;
+      if (objects.make && objects.read) {
+        dp.objects = objects;
+        // The envelope is one level above the object, which the text
+        // reader reads up to its own limit.
+        dp.max_depth = codec::json_reader::max_depth + 1;
+      }
       st->decoder = detail::watch_decoder(dp);
     }
     st->impl = shared_from_this();
@@ -157,8 +164,9 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
   }
 }
 
-asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool raw_objects) {
-  auto r = co_await open_stream(std::move(req), false, raw_objects);
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool raw_objects,
+                                                              watch_decoder_params::object_reader objects) {
+  auto r = co_await open_stream(std::move(req), false, raw_objects, objects);
   co_return result<watch_stream>{r.ec, std::move(r.diag), r.value ? watch_stream(std::move(r.value)) : watch_stream()};
 }
 

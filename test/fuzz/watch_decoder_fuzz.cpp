@@ -6,19 +6,23 @@
 //   - the result (events, error code, error message) is the same whether the
 //     body arrives whole, byte by byte, or in input-dependent pieces;
 //   - the arena and heap allocation modes agree;
-//   - raw_objects mode (objects kept as text) agrees with the DOM mode;
+//   - raw_objects mode (objects kept as text, or read by an object reader
+//     as each event is framed) agrees with the DOM mode;
 //   - a failed stream explains itself with a byte offset;
 //   - with a small max_event_size, splitting still does not matter.
 
+#include <kube/api/json_reader.hpp>
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch_event.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +79,11 @@ bool same_as_dom(const result& raw, const result& dom) {
     const auto& r = raw.events[i];
     const auto& d = dom.events[i];
     if (r.type != d.type) return false;
+    if (r.decoded) {
+      const auto& v = *static_cast<const boost::json::value*>(r.decoded.get());
+      if (!r.object_text.empty() || !v.is_object() || v.get_object() != d.object) return false;
+      continue;
+    }
     if (r.object_text.empty()) {
       if (r.object != d.object) return false;
       continue;
@@ -87,6 +96,25 @@ bool same_as_dom(const result& raw, const result& dom) {
   }
   return true;
 }
+
+// The object reader: any JSON object, read container by container through
+// the text reader as generated read_json reads a type.
+void read_tree(kube::codec::json_reader& in, boost::json::value& out) {
+  if (in.begin_object()) {
+    auto& o = out.emplace_object();
+    std::string_view key;
+    while (in.next_key(key)) read_tree(in, o[key]);
+  } else if (in.begin_array()) {
+    auto& a = out.emplace_array();
+    while (in.next_element()) read_tree(in, a.emplace_back(nullptr));
+  } else {
+    out = in.value();
+  }
+}
+void read_value(kube::codec::json_reader& in, void* out, const kube::json_path&) {
+  read_tree(in, *static_cast<boost::json::value*>(out));
+}
+std::shared_ptr<void> make_value() { return std::make_shared<boost::json::value>(); }
 
 void check_result(const result& r) {
   if (r.ec) {
@@ -125,6 +153,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   raw.raw_objects = true;
   check(same_as_dom(decode(body, raw, [](std::size_t) { return std::size_t{0}; }), whole), "raw objects equal DOM, whole");
   check(same_as_dom(decode(body, raw, from_input), whole), "raw objects equal DOM, in pieces");
+
+  // With an object reader (typed watches: the envelope one level above
+  // the reader's limit), against the DOM mode with the same limit.
+  kube::detail::watch_decoder_params deeper = defaults;
+  deeper.max_depth = kube::codec::json_reader::max_depth + 1;
+  const result whole_deeper = decode(body, deeper, [](std::size_t) { return std::size_t{0}; });
+  kube::detail::watch_decoder_params reader = deeper;
+  reader.raw_objects = true;
+  reader.objects = {&make_value, &read_value};
+  check(same_as_dom(decode(body, reader, [](std::size_t) { return std::size_t{0}; }), whole_deeper),
+        "objects read by a reader equal DOM, whole");
+  check(same_as_dom(decode(body, reader, from_input), whole_deeper), "objects read by a reader equal DOM, in pieces");
+  kube::detail::watch_decoder_params reader_small = reader;
+  reader_small.max_event_size = 1 + size % 257;
+  deeper.max_event_size = reader_small.max_event_size;
+  check(same_as_dom(decode(body, reader_small, from_input),
+                    decode(body, deeper, [](std::size_t) { return std::size_t{0}; })),
+        "objects read by a reader equal DOM, small events");
 
   kube::detail::watch_decoder_params small = defaults;
   small.max_event_size = 1 + size % 257;

@@ -41,7 +41,16 @@ struct event_slot {
   bool* initial_events_end = nullptr;
   void* object = nullptr;
   std::shared_ptr<void> keep;
+  /// Takes an object the watch decoder already read (watch_event::decoded,
+  /// made by `make`, of the same type as `object`).
+  std::shared_ptr<void> (*make)() = nullptr;
+  void (*take)(void* object, void* decoded) = nullptr;
 };
+
+template <class T>
+void take_object(void* object, void* decoded) {
+  *static_cast<T*>(object) = std::move(*static_cast<T*>(decoded));
+}
 
 /// T's metadata.resourceVersion (a view into the object), when T has the
 /// resource_version() accessor generated resource kinds have; else nullptr
@@ -66,6 +75,8 @@ event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
   s.initial_events_end = &ev->initial_events_end;
   s.object = &ev->object;
   s.keep = std::move(ev);
+  s.make = &make_object<T>;
+  s.take = &take_object<T>;
   return s;
 }
 
@@ -95,6 +106,8 @@ error_code decode_watch_event(watch_event ev, typed_watch_event<T>& out, diagnos
   s.resource_version = &out.resource_version;
   s.initial_events_end = &out.initial_events_end;
   s.object = &out.object;
+  s.make = &detail::make_object<T>;
+  s.take = &detail::take_object<T>;
   return detail::translate_watch_event(ev, s, "watch event", diag);
 }
 

@@ -11,6 +11,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,11 @@ struct watch_event {
   /// decode the object straight from its text): the object's JSON text,
   /// already checked to be a JSON object. Empty otherwise.
   std::string object_text;
+  /// Set instead of `object_text` when the decoder was given an object
+  /// reader (watch_decoder_params::objects): the object already read into
+  /// the reader's C++ type, made by `decoded_by` (the reader's `make`).
+  std::shared_ptr<void> decoded;
+  std::shared_ptr<void> (*decoded_by)() = nullptr;
 };
 
 /// Turns an ERROR event into the error the server meant.

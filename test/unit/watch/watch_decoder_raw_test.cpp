@@ -1,17 +1,22 @@
 // raw_objects mode (typed watches): the same events, errors and messages as
 // the DOM mode, at every split, with ADDED/MODIFIED/DELETED objects kept as
-// their JSON text.
+// their JSON text, or, with an object reader, read into a C++ object as each
+// event is framed. Every case runs in both forms of the mode.
 
 #include "watch_test_util.hpp"
 
+#include <kube/api/json_reader.hpp>
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch_event.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,14 +25,47 @@ using watch_test::decoded;
 
 namespace {
 
-kube::detail::watch_decoder_params raw_params() {
+// The object reader of the tests: a JSON tree read the way generated
+// read_json reads a type, container by container through the text reader's
+// structural calls, the leaves through value(). It accepts any valid JSON
+// object, so every event the general path accepts, the reader accepts too.
+void read_tree(kube::codec::json_reader& in, boost::json::value& out) {
+  if (in.begin_object()) {
+    auto& o = out.emplace_object();
+    std::string_view key;
+    while (in.next_key(key)) read_tree(in, o[key]);
+  } else if (in.begin_array()) {
+    auto& a = out.emplace_array();
+    while (in.next_element()) read_tree(in, a.emplace_back(nullptr));
+  } else {
+    out = in.value();
+  }
+}
+void read_value(kube::codec::json_reader& in, void* out, const kube::json_path&) {
+  read_tree(in, *static_cast<boost::json::value*>(out));
+}
+std::shared_ptr<void> make_value() { return std::make_shared<boost::json::value>(); }
+
+kube::detail::watch_decoder_params raw_params(bool reader = false) {
   kube::detail::watch_decoder_params p;
   p.raw_objects = true;
+  if (reader) {
+    p.objects = {&make_value, &read_value};
+    p.max_depth = kube::codec::json_reader::max_depth + 1;  // as typed watches set it
+  }
+  return p;
+}
+
+// The DOM mode with the same nesting limit.
+kube::detail::watch_decoder_params dom_params(bool reader) {
+  kube::detail::watch_decoder_params p;
+  p.max_depth = raw_params(reader).max_depth;
   return p;
 }
 
 // `raw` decoded the same stream as `dom`: same events (objects compared
-// after parsing the raw text), same error, same message.
+// after parsing the raw text, or as read by the reader), same error, same
+// message.
 bool same_as_dom(const decoded& raw, const decoded& dom) {
   if (raw.ec != dom.ec || raw.message != dom.message || raw.events.size() != dom.events.size()) return false;
   for (std::size_t i = 0; i < raw.events.size(); ++i) {
@@ -36,14 +74,24 @@ bool same_as_dom(const decoded& raw, const decoded& dom) {
     if (r.type != d.type) return false;
     const bool text_kind = r.type == watch_event_type::added || r.type == watch_event_type::modified ||
                            r.type == watch_event_type::deleted;
-    if (text_kind) {
+    if (text_kind && r.decoded) {
+      if (!r.object.empty() || !r.object_text.empty() || r.decoded_by != &make_value) return false;
+      const auto& v = *static_cast<const boost::json::value*>(r.decoded.get());
+      if (!v.is_object() || v.get_object() != d.object) return false;
+    } else if (text_kind) {
       if (!r.object.empty() || r.object_text.empty()) return false;
       if (boost::json::parse(r.object_text, {}, {.max_depth = 1000}).as_object() != d.object) return false;
-    } else if (!r.object_text.empty() || r.object != d.object) {
+    } else if (!r.object_text.empty() || r.decoded || r.object != d.object) {
       return false;
     }
   }
   return true;
+}
+
+std::size_t read_by_reader(const decoded& r) {
+  std::size_t n = 0;
+  for (const auto& e : r.events) n += e.decoded ? 1 : 0;
+  return n;
 }
 
 std::string event(std::string_view type, std::string_view name) {
@@ -54,16 +102,18 @@ std::string event(std::string_view type, std::string_view name) {
 } // namespace
 
 TEST_CASE("raw_objects: recordings decode to the DOM mode's events at every split", "[watch][raw]") {
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
   std::mt19937 rng(20261130);
   for (const char* rec : {"configmaps", "expired", "initial-events"}) {
     INFO(rec);
     const auto body = watch_test::read_data(std::string(rec) + ".jsonl");
-    const auto dom = watch_test::decode_whole(body);
+    const auto dom = watch_test::decode_whole(body, dom_params(reader));
     REQUIRE_FALSE(dom.events.empty());
-    CHECK(same_as_dom(watch_test::decode_whole(body, raw_params()), dom));
-    CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params()), dom));
+    CHECK(same_as_dom(watch_test::decode_whole(body, raw_params(reader)), dom));
+    CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params(reader)), dom));
     for (std::size_t cut = 0; cut <= body.size(); cut += 7) {
-      if (!same_as_dom(watch_test::decode_cut(body, {cut}, raw_params()), dom)) {
+      if (!same_as_dom(watch_test::decode_cut(body, {cut}, raw_params(reader)), dom)) {
         INFO("split at byte " << cut);
         FAIL("different result");
       }
@@ -72,12 +122,14 @@ TEST_CASE("raw_objects: recordings decode to the DOM mode's events at every spli
       std::vector<std::size_t> cuts;
       std::uniform_int_distribution<std::size_t> step(1, round % 2 ? 16 : 3000);
       for (std::size_t at = step(rng); at < body.size(); at += step(rng)) cuts.push_back(at);
-      CHECK(same_as_dom(watch_test::decode_cut(body, cuts, raw_params()), dom));
+      CHECK(same_as_dom(watch_test::decode_cut(body, cuts, raw_params(reader)), dom));
     }
   }
 }
 
 TEST_CASE("raw_objects: malformed streams fail with the DOM mode's error and message", "[watch][raw][malformed]") {
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
   const std::string good = event("ADDED", "a") + "\n";
   const std::vector<std::string> bodies{
       good + R"({"type":"UPSERTED","object":{}})",
@@ -100,18 +152,20 @@ TEST_CASE("raw_objects: malformed streams fail with the DOM mode's error and mes
   };
   for (const auto& body : bodies) {
     INFO(body.substr(0, 200));
-    const auto dom = watch_test::decode_whole(body);
-    CHECK(same_as_dom(watch_test::decode_whole(body, raw_params()), dom));
-    CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params()), dom));
+    const auto dom = watch_test::decode_whole(body, dom_params(reader));
+    CHECK(same_as_dom(watch_test::decode_whole(body, raw_params(reader)), dom));
+    CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params(reader)), dom));
   }
 }
 
 TEST_CASE("raw_objects: BOOKMARK and ERROR events keep their DOM object", "[watch][raw]") {
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
   const std::string body =
       R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}}})"
       "\n"
       R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
-  const auto got = watch_test::decode_whole(body, raw_params());
+  const auto got = watch_test::decode_whole(body, raw_params(reader));
   REQUIRE(got.events.size() == 2);
   CHECK(got.events[0].object_text.empty());
   CHECK(got.events[0].object.at("metadata").at("resourceVersion") == "12");
@@ -121,7 +175,9 @@ TEST_CASE("raw_objects: BOOKMARK and ERROR events keep their DOM object", "[watc
 }
 
 TEST_CASE("raw_objects: an event nested deeper than the text reader accepts fails cleanly", "[watch][raw][malformed]") {
-  auto params = raw_params();
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
+  auto params = raw_params(reader);
   params.max_depth = 3000;  // above json_reader::max_depth (1000)
   const std::string body = event("ADDED", "a") + "\n" + R"({"type":"ADDED","object":{"deep":)" + std::string(1500, '[') +
                            std::string(1500, ']') + "}}";
@@ -139,6 +195,8 @@ TEST_CASE("raw_objects: an event nested deeper than the text reader accepts fail
 // fed whole and at random splits.
 TEST_CASE("raw_objects: values of every kind in three envelope layouts decode as in DOM mode",
           "[watch][raw][malformed]") {
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
   const std::string good = event("ADDED", "a") + "\n";
   const std::vector<std::string> values{
       R"("plain")", R"("a\"b\\c\/d\be\ff\ng\rh\ti")", R"("\u0041")", R"("\x")", "\"\x01\"", "\"\xc3\xa9\"",
@@ -152,15 +210,17 @@ TEST_CASE("raw_objects: values of every kind in three envelope layouts decode as
                                     good + R"({"type":"MODIFIED","object":{"kind":"X"},"v":)" + v + "}\n" + good,
                                     good + R"({"object":{"v":)" + v + R"(},"type":"DELETED"})" + "\n" + good}) {
       INFO(body.substr(0, 300));
-      const auto dom = watch_test::decode_whole(body);
-      CHECK(same_as_dom(watch_test::decode_whole(body, raw_params()), dom));
-      CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params()), dom));
+      const auto dom = watch_test::decode_whole(body, dom_params(reader));
+      CHECK(same_as_dom(watch_test::decode_whole(body, raw_params(reader)), dom));
+      CHECK(same_as_dom(watch_test::decode_bytewise(body, raw_params(reader)), dom));
     }
   }
 }
 
 TEST_CASE("raw_objects: mutated recordings decode as in DOM mode",
           "[watch][raw][malformed]") {
+  const bool reader = GENERATE(false, true);
+  INFO("object reader: " << reader);
   const auto original = watch_test::read_data("configmaps.jsonl");
   const std::string alphabet = std::string("{}[]\",:\\ \n0123456789-.eE+tfnrulasxb/") + '\x01' + '\x7f' + '\x80' +
                                '\xc3' + '\xa9' + '\xed' + '\xff';
@@ -178,12 +238,86 @@ TEST_CASE("raw_objects: mutated recordings decode as in DOM mode",
     std::vector<std::size_t> cuts;
     std::uniform_int_distribution<std::size_t> step(1, round % 2 ? 9 : 700);
     for (std::size_t pos = step(rng); pos < body.size(); pos += step(rng)) cuts.push_back(pos);
-    const auto dom = watch_test::decode_whole(body);
-    const auto raw_whole = watch_test::decode_whole(body, raw_params());
-    const auto raw_cut = watch_test::decode_cut(body, cuts, raw_params());
+    const auto dom = watch_test::decode_whole(body, dom_params(reader));
+    const auto raw_whole = watch_test::decode_whole(body, raw_params(reader));
+    const auto raw_cut = watch_test::decode_cut(body, cuts, raw_params(reader));
     if (!same_as_dom(raw_whole, dom) || !same_as_dom(raw_cut, dom)) {
       INFO("round " << round << ", byte " << at << ", error: " << dom.message);
       FAIL("a mutated recording decoded differently from the DOM mode");
     }
   }
+}
+
+// With an object reader, the events of a recording from the API server (one
+// per line) are all read by the reader, none kept as text.
+TEST_CASE("object reader: every event of a recording is read as it is framed", "[watch][raw]") {
+  for (const char* rec : {"configmaps", "initial-events"}) {
+    INFO(rec);
+    const auto body = watch_test::read_data(std::string(rec) + ".jsonl");
+    const auto got = watch_test::decode_whole(body, raw_params(true));
+    std::size_t objects = 0;
+    for (const auto& e : got.events)
+      objects += e.type != watch_event_type::bookmark && e.type != watch_event_type::error ? 1 : 0;
+    REQUIRE(objects > 0);
+    CHECK(read_by_reader(got) == objects);
+    CHECK(same_as_dom(got, watch_test::decode_whole(body, dom_params(true))));
+  }
+}
+
+namespace {
+// Refuses any object with a member "refuse", as a typed reader refuses an
+// object that does not fit its type.
+void read_or_refuse(kube::codec::json_reader& in, void* out, const kube::json_path& at) {
+  read_value(in, out, at);
+  if (static_cast<boost::json::value*>(out)->as_object().contains("refuse")) throw std::runtime_error("refused");
+}
+} // namespace
+
+TEST_CASE("object reader: an object the reader refuses is kept as text, as without a reader", "[watch][raw]") {
+  auto params = raw_params(true);
+  params.objects.read = &read_or_refuse;
+  const std::string body = event("ADDED", "a") + "\n" + R"({"type":"MODIFIED","object":{"refuse":1}})" + "\n" +
+                           event("DELETED", "a") + "\n";
+  const auto got = watch_test::decode_whole(body, params);
+  REQUIRE(got.events.size() == 3);
+  CHECK(got.events[0].decoded);
+  CHECK_FALSE(got.events[1].decoded);
+  CHECK(got.events[1].object_text == R"({"refuse":1})");
+  CHECK(got.events[2].decoded);
+  CHECK(same_as_dom(got, watch_test::decode_whole(body, dom_params(true))));
+}
+
+TEST_CASE("object reader: an event is delivered once complete, with or without a newline", "[watch][raw]") {
+  kube::detail::watch_decoder d(raw_params(true));
+  // No newline after the event: it must not wait for one.
+  const std::string first = event("ADDED", "a");
+  d.write(first.substr(0, 20));
+  CHECK(d.in_event());
+  CHECK(d.ready() == 0);
+  d.write(first.substr(20));
+  REQUIRE(d.ready() == 1);
+  CHECK_FALSE(d.in_event());
+  // An event spread over lines, then one on its own line.
+  const std::string second = R"({"type":"MODIFIED",)" "\n" R"("object":{"metadata":{"name":"b"}}})" "\n";
+  d.write(second);
+  d.write(event("DELETED", "c") + "\n");
+  CHECK(d.ready() == 3);
+  CHECK_FALSE(d.in_event());
+  // Half an event, then the end: the error of the general path.
+  d.write(R"({"type":"ADDED","object":{)");
+  CHECK(d.in_event());
+  d.finish();
+  CHECK(d.error() == kube::client_errc::watch_stream_error);
+  CHECK(d.error_message().find("the stream ended inside the watch event") != std::string::npos);
+  std::vector<std::string> names;
+  while (auto e = d.next()) {
+    if (e->decoded) {
+      names.push_back(std::string(
+          static_cast<boost::json::value*>(e->decoded.get())->at("metadata").at("name").as_string()));
+    } else {
+      names.push_back(std::string(e->object.empty() ? boost::json::parse(e->object_text).at("metadata").at("name").as_string()
+                                                    : e->object.at("metadata").at("name").as_string()));
+    }
+  }
+  CHECK(names == std::vector<std::string>{"a", "b", "c"});
 }

@@ -76,19 +76,33 @@ struct typed_target {
   /// and by a list (list, delete_collection); empty: application/json.
   /// The metadata client asks for PartialObjectMetadata(List) here.
   std::string accept_object, accept_list;
+  /// How a watch's decoder reads objects straight into the type as each
+  /// event is framed (watch_decoder_params::objects); unset (the metadata
+  /// client, types without resource_version()): the event keeps the text.
+  std::shared_ptr<void> (*make_object)() = nullptr;
+  codec::read_fn read_object = nullptr;
 };
 using typed_ptr = std::shared_ptr<const typed_target>;
 
 template <class T>
+std::shared_ptr<void> make_object() {
+  return std::make_shared<T>();
+}
+
+template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
-  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}});
+  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
   t->kind = tr::kind;
   t->plural = tr::plural;
   t->namespaced = tr::namespaced;
+  if constexpr (requires(const T& o) { std::string_view(o.resource_version()); }) {
+    t->make_object = &make_object<T>;
+    t->read_object = &codec::read_erased<T>;
+  }
   return t;
 }
 

@@ -13,6 +13,8 @@
 //     was cut into write() calls.
 //   - Linear: every byte is parsed once (boost::json::stream_parser fed
 //     incrementally); one event larger than any network buffer is fine.
+//     (With an object reader, see watch_decoder_params::objects, an event
+//     the reader refuses is parsed a second time, by the general path.)
 //   - Bounded: an event longer than watch_decoder_params::max_event_size
 //     fails the stream instead of growing memory without end.
 //   - Framing is JSON-sequence based like client-go's JSON framer: whitespace
@@ -27,6 +29,7 @@
 // Errors: write()/finish() return the stream's error, which is sticky.
 // Allocation failure throws std::bad_alloc and leaves the decoder failed.
 
+#include <kube/api/codec.hpp>
 #include <kube/error.hpp>
 #include <kube/watch_event.hpp>
 
@@ -63,6 +66,24 @@ struct watch_decoder_params {
   /// checked to be valid JSON with a well-formed envelope, with the same
   /// errors; BOOKMARK and ERROR events still get their DOM object.
   bool raw_objects = false;
+
+  /// raw_objects only: read each ADDED/MODIFIED/DELETED object straight
+  /// into a new C++ object (watch_event::decoded) instead of keeping its
+  /// text. Used when both functions are set and max_depth exceeds
+  /// codec::json_reader::max_depth (the envelope is one level more).
+  ///
+  /// An event laid out as the API server writes it, one per line
+  /// (`{"type":"T","object":{...}}` and a newline), is not checked by the
+  /// JSON grammar first: `read` checks the object as it reads it (the text
+  /// reader refuses invalid JSON), and the envelope around it is compared
+  /// byte for byte. Whatever `read` refuses (bad JSON, an object that does
+  /// not fit the type) and any other layout goes the general way, so events,
+  /// errors and messages are those of raw_objects without a reader.
+  struct object_reader {
+    std::shared_ptr<void> (*make)() = nullptr;  ///< a new default object of the type
+    codec::read_fn read = nullptr;              ///< reads one object into it (codec::read_erased<T>)
+  };
+  object_reader objects{};
 
   /// How many bytes of the input around the failure an error message quotes
   /// (non-printable bytes escaped). 0 quotes nothing, e.g. for Secrets.
