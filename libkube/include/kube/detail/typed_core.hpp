@@ -92,7 +92,8 @@ std::shared_ptr<void> make_object() {
 template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
-  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr});
+  auto t = std::make_shared<typed_target>(
+      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
