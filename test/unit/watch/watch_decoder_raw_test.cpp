@@ -149,6 +149,14 @@ TEST_CASE("raw_objects: malformed streams fail with the DOM mode's error and mes
       good + R"({"type":"ADDED","object":{"a":1,}})",
       // the envelope's members in another order, with an unknown member
       event("ADDED", "x") + R"({"object":{"kind":"ConfigMap"},"extra":[{"y":"}"}],"type":"DELETED"})",
+      // one byte off the API server's layout, each on its own line
+      good + R"({"type":"ADDED","objecT":{"a":1}})" + "\n" + good,
+      good + R"({"type":"ADDED","object":{"a":1},"object":{"b":2}})" + "\n" + good,
+      good + R"({"type":"ADDED", "object":{"a":1}})" + "\n" + good,
+      good + R"({"type":"ADDED","object":{"a":1}} )" + "\n" + good,
+      good + R"({"type":"ADDED","object":{"a":1}}})" + "\n" + good,
+      good + R"({"type":"ADDED","object":{"a":1}}{"type":"DELETED","object":{"a":1}})" + "\n" + good,
+      good + R"({"type":"ADD\u0045D","object":{"a":1}})" + "\n" + good,
   };
   for (const auto& body : bodies) {
     INFO(body.substr(0, 200));
