@@ -7,6 +7,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -74,8 +75,9 @@ inline const char* find_quote_or_backslash(const char* q, const char* end) noexc
 // whose only escapes are \" and \\ (what boost::json's serializer writes
 // unchanged). One pass that checks the grammar too. False for anything else,
 // valid or not; the caller then takes the DOM path, which reports bad JSON.
-bool compact_json_value(const char* p, const char* end, const char*& after) noexcept {
+bool compact_json_value(const char* p, const char* end, const char*& after, std::size_t nesting_left) noexcept {
   constexpr std::size_t max_nesting = 128;  // deeper: the DOM path decides
+  const std::size_t limit = std::min(max_nesting, nesting_left);
   char closers[max_nesting];
   std::size_t depth = 0;
   auto string_token = [&]() -> bool {  // at '"'
@@ -107,7 +109,7 @@ bool compact_json_value(const char* p, const char* end, const char*& after) noex
     switch (*p) {
       case '{':
       case '[': {
-        if (depth == max_nesting) return false;
+        if (depth == limit) return false;
         const char closer = *p == '{' ? '}' : ']';
         ++p;
         if (p != end && *p == closer) {  // empty
@@ -358,7 +360,7 @@ json::value json_reader::value(json::storage_ptr sp) {
   const auto text = skip();
   boost::system::error_code ec;
   json::parse_options opt;
-  opt.max_depth = max_depth;
+  opt.max_depth = max_depth - depth_;  // the limit is the whole text's, not this value's
   auto v = json::parse(text, ec, std::move(sp), opt);
   if (ec) {
     p_ = text.data();  // report where the value starts
@@ -415,7 +417,7 @@ void json_reader::read(std::int64_t& out, const json_path& at) {
 void json_reader::read(raw_json& out, const json_path& at) {
   skip_ws();
   const char* after = nullptr;
-  if (compact_json_value(p_, end_, after)) {
+  if (compact_json_value(p_, end_, after, max_depth - depth_)) {
     out.t_ = kube::detail::shared_json_text(std::string_view(p_, static_cast<std::size_t>(after - p_)));
     p_ = after;
     return;

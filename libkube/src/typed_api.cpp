@@ -417,12 +417,13 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   if (out.initial_events_end) *out.initial_events_end = false;
   if (ev.decoded) {
     // Read into T by the watch decoder already (see typed_watch_open).
-    if (ev.decoded_by != out.make || !out.take || !out.resource_version_of) {
+    if (!ev.decoded_type || !out.object_type || *ev.decoded_type != *out.object_type || !out.take ||
+        !out.resource_version_of) {
       diag.set_client_message(what() + ": " + std::string(to_string(ev.type)) +
                               " event decoded into another type than the watch's");
       return client_errc::decode_error;
     }
-    out.take(out.object, ev.decoded.get());
+    out.take(out.object, ev.decoded.get(), ev.decoded.use_count() > 1);
     *out.resource_version = out.resource_version_of(out.object);
     return {};
   }
@@ -483,7 +484,7 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   const auto& impl = t->c.impl();
   auto req = base(*t, t->namespace_name);
   add_watch_params(req, p);
-  const watch_decoder_params::object_reader objects{t->make_object, t->read_object};
+  const watch_decoder_params::object_reader objects{t->make_object, t->read_object, t->object_type};
   spawn_op<typed_done>(
       impl,
       [impl, req = std::move(req), out = std::move(out), objects]() mutable -> asio::awaitable<result<typed_done>> {

@@ -10,6 +10,7 @@
 #include <boost/json/stream_parser.hpp>
 
 #include <algorithm>
+#include <new>
 #include <optional>
 #include <deque>
 #include <utility>
@@ -141,7 +142,8 @@ std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(st
 struct watch_decoder::impl {
   explicit impl(const watch_decoder_params& p)
       : params(p), parser(json::storage_ptr(), parse_opts(p)),
-        lines(p.raw_objects && p.objects.make && p.objects.read && p.max_depth > codec::json_reader::max_depth) {
+        lines(p.raw_objects && p.objects.make && p.objects.read && p.objects.type &&
+              p.max_depth > codec::json_reader::max_depth) {
     if (p.raw_objects) grammar.emplace(parse_opts(p));
   }
 
@@ -387,10 +389,8 @@ struct watch_decoder::impl {
   // Line mode: whole lines go to read_line, which reads an event the API
   // server's way (one per line) with the object reader; everything else, and
   // a line it refuses, goes to write_strict as it would without the reader.
-  // A line stays in `pending` until its newline arrives, unless the bytes so
-  // far end with '}' (a server that does not end events with a newline
-  // still gets each event decoded as soon as it is complete) or exceed the
-  // largest event (write_strict then reports it).
+  // A line stays in `pending` until its newline arrives, unless flush_now
+  // says the general path must see its bytes now.
   error_code write(const char* data, std::size_t n) {
     if (!lines || ec || finished) return write_strict(data, n);
     std::string_view in(data, n);
@@ -407,8 +407,9 @@ struct watch_decoder::impl {
       }
       const std::size_t nl = in.find('\n');
       if (nl == std::string_view::npos) {
+        const std::size_t from = pending.size();
         pending.append(in);
-        if (pending.back() == '}' || pending.size() > params.max_event_size) return flush_pending();
+        if (flush_now(from)) return flush_pending();
         return {};
       }
       std::string_view line = in.substr(0, nl);
@@ -428,6 +429,32 @@ struct watch_decoder::impl {
       in.remove_prefix(nl + 1);
     }
     return {};
+  }
+
+  // Whether the bytes of an unfinished line (`pending`, new bytes from
+  // `from` on) may hold a complete event or an error, which the general path
+  // must see now instead of at the line's end: they do not begin as the
+  // API server's events do; they end with '}' and spaces (an event may end
+  // there: a server that writes no newlines, or "\r\n" cut in two); the new
+  // bytes hold a '}' followed by spaces and '{' (such a server has begun
+  // the next event); or they exceed the largest event. Inside a string,
+  // the last two only send an event the general way early: slower, same
+  // result. What stays held: an event that begins as the API server's do
+  // and is not complete; if it is malformed, its error is reported at its
+  // line's end, or at the end of the stream.
+  [[nodiscard]] bool flush_now(std::size_t from) const {
+    constexpr std::string_view head = R"({"type":")";
+    const std::size_t n = std::min(pending.size(), head.size());
+    if (std::string_view(pending).substr(0, n) != head.substr(0, n)) return true;
+    if (pending.size() > params.max_event_size) return true;
+    const std::size_t last = pending.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos && pending[last] == '}') return true;
+    for (std::size_t i = pending.find('}', from); i != std::string::npos; i = pending.find('}', i + 1)) {
+      std::size_t j = i + 1;
+      while (j < pending.size() && is_json_space(pending[j])) ++j;
+      if (j < pending.size() && pending[j] == '{') return true;
+    }
+    return false;
   }
 
   error_code flush_pending() {
@@ -462,10 +489,12 @@ struct watch_decoder::impl {
     try {
       obj = params.objects.make();
       codec::read_text(object, params.objects.read, obj.get());
+    } catch (const std::bad_alloc&) {
+      throw;  // the decoder is failed (see watch_decoder::write)
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the general path decides
       return false;
     }
-    watch_event ev{*t, {}, {}, std::move(obj), params.objects.make};
+    watch_event ev{*t, {}, {}, std::move(obj), params.objects.type};
     queue.push_back(std::move(ev));
     last_event_size = line.size();
     return true;

@@ -115,7 +115,7 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(
     if (raw_objects) {
       detail::watch_decoder_params dp;
       dp.raw_objects = true;
-      if (objects.make && objects.read) {
+      if (objects.make && objects.read && objects.type) {
         dp.objects = objects;
         // The envelope is one level above the object, which the text
         // reader reads up to its own limit.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 namespace kube {
 
@@ -41,15 +42,20 @@ struct event_slot {
   bool* initial_events_end = nullptr;
   void* object = nullptr;
   std::shared_ptr<void> keep;
-  /// Takes an object the watch decoder already read (watch_event::decoded,
-  /// made by `make`, of the same type as `object`).
-  std::shared_ptr<void> (*make)() = nullptr;
-  void (*take)(void* object, void* decoded) = nullptr;
+  /// Takes an object the watch decoder already read (watch_event::decoded)
+  /// when it is of `object_type`, `object`'s type: moved, or copied when
+  /// copies of the event share it.
+  const std::type_info* object_type = nullptr;
+  void (*take)(void* object, void* decoded, bool copy) = nullptr;
 };
 
 template <class T>
-void take_object(void* object, void* decoded) {
-  *static_cast<T*>(object) = std::move(*static_cast<T*>(decoded));
+void take_object(void* object, void* decoded, bool copy) {
+  if (copy) {
+    *static_cast<T*>(object) = *static_cast<const T*>(decoded);
+  } else {
+    *static_cast<T*>(object) = std::move(*static_cast<T*>(decoded));
+  }
 }
 
 /// T's metadata.resourceVersion (a view into the object), when T has the
@@ -75,7 +81,7 @@ event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
   s.initial_events_end = &ev->initial_events_end;
   s.object = &ev->object;
   s.keep = std::move(ev);
-  s.make = &make_object<T>;
+  s.object_type = &typeid(T);
   s.take = &take_object<T>;
   return s;
 }
@@ -106,7 +112,7 @@ error_code decode_watch_event(watch_event ev, typed_watch_event<T>& out, diagnos
   s.resource_version = &out.resource_version;
   s.initial_events_end = &out.initial_events_end;
   s.object = &out.object;
-  s.make = &detail::make_object<T>;
+  s.object_type = &typeid(T);
   s.take = &detail::take_object<T>;
   return detail::translate_watch_event(ev, s, "watch event", diag);
 }

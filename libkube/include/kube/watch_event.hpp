@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 namespace kube {
 
@@ -58,9 +59,9 @@ struct watch_event {
   std::string object_text;
   /// Set instead of `object_text` when the decoder was given an object
   /// reader (watch_decoder_params::objects): the object already read into
-  /// the reader's C++ type, made by `decoded_by` (the reader's `make`).
+  /// the reader's C++ type, `decoded_type`. Copies of the event share it.
   std::shared_ptr<void> decoded;
-  std::shared_ptr<void> (*decoded_by)() = nullptr;
+  const std::type_info* decoded_type = nullptr;
 };
 
 /// Turns an ERROR event into the error the server meant.

@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -135,6 +136,35 @@ TEST_CASE("decode_watch_event: ADDED/MODIFIED/DELETED decode the object into T",
     CHECK(out.object.data->at("k") == "v");
     CHECK(out.object.unknown_fields.find("extra") != nullptr);  // unknown members kept
   }
+}
+
+// A typed watch's decoder reads objects into T itself (watch_event::decoded,
+// see watch_decoder_params::objects); translating such an event takes the
+// object, copies it when copies of the event share it, and refuses an
+// object of another type.
+TEST_CASE("decode_watch_event: an object the decoder already read into T", "[typed][watch]") {
+  auto cm = std::make_shared<ConfigMap>();
+  cm->metadata.name = "a";
+  cm->metadata.resource_version = "7";
+  kube::watch_event ev;
+  ev.type = kube::watch_event_type::modified;
+  ev.decoded = cm;
+  ev.decoded_type = &typeid(ConfigMap);
+  // `cm` and this event share it, and decode_watch_event takes a copy of
+  // the event: both decodes must see the object.
+  for (int i = 0; i < 2; ++i) {
+    kube::typed_watch_event<ConfigMap> out;
+    kube::diagnostics diag;
+    REQUIRE_FALSE(kube::decode_watch_event(ev, out, diag));
+    CHECK(out.type == kube::watch_event_type::modified);
+    CHECK(out.object.name() == "a");
+    CHECK(out.resource_version == "7");
+  }
+  CHECK(cm->name() == "a");
+  kube::typed_watch_event<Namespace> other;
+  kube::diagnostics diag;
+  CHECK(kube::decode_watch_event(ev, other, diag) == kube::client_errc::decode_error);
+  CHECK(diag.client_message() == "watch event: MODIFIED event decoded into another type than the watch's");
 }
 
 TEST_CASE("decode_watch_event: a BOOKMARK carries only the resourceVersion, even if it does not fit T", "[typed][watch]") {

@@ -18,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 using kube::watch_event_type;
@@ -26,17 +27,16 @@ using watch_test::decoded;
 namespace {
 
 // The object reader of the tests: a JSON tree read the way generated
-// read_json reads a type, container by container through the text reader's
-// structural calls, the leaves through value(). It accepts any valid JSON
-// object, so every event the general path accepts, the reader accepts too.
+// read_json reads a type: objects member by member through the text
+// reader's structural calls, anything else (arrays too: as generated code
+// reads an unknown member or a free-form field) through value(). It accepts
+// any valid JSON object, so every event the general path accepts, the
+// reader accepts too.
 void read_tree(kube::codec::json_reader& in, boost::json::value& out) {
   if (in.begin_object()) {
     auto& o = out.emplace_object();
     std::string_view key;
     while (in.next_key(key)) read_tree(in, o[key]);
-  } else if (in.begin_array()) {
-    auto& a = out.emplace_array();
-    while (in.next_element()) read_tree(in, a.emplace_back(nullptr));
   } else {
     out = in.value();
   }
@@ -50,7 +50,7 @@ kube::detail::watch_decoder_params raw_params(bool reader = false) {
   kube::detail::watch_decoder_params p;
   p.raw_objects = true;
   if (reader) {
-    p.objects = {&make_value, &read_value};
+    p.objects = {&make_value, &read_value, &typeid(boost::json::value)};
     p.max_depth = kube::codec::json_reader::max_depth + 1;  // as typed watches set it
   }
   return p;
@@ -75,7 +75,7 @@ bool same_as_dom(const decoded& raw, const decoded& dom) {
     const bool text_kind = r.type == watch_event_type::added || r.type == watch_event_type::modified ||
                            r.type == watch_event_type::deleted;
     if (text_kind && r.decoded) {
-      if (!r.object.empty() || !r.object_text.empty() || r.decoded_by != &make_value) return false;
+      if (!r.object.empty() || !r.object_text.empty() || r.decoded_type != &typeid(boost::json::value)) return false;
       const auto& v = *static_cast<const boost::json::value*>(r.decoded.get());
       if (!v.is_object() || v.get_object() != d.object) return false;
     } else if (text_kind) {
@@ -212,7 +212,10 @@ TEST_CASE("raw_objects: values of every kind in three envelope layouts decode as
       "0.", "1e", "true", "false", "null", "tru", "trux", "nul", "falsey", "[]", "[ ]", "[1,]", "[,1]", "{}",
       "{ }", R"({"a" : 1 , "b":[ true ,null ]})", R"({"a":1,})", R"({"a"})", R"({"a":})", R"({a:1})", "[1 2]",
       std::string(63, '[') + std::string(63, ']'), std::string(64, '[') + std::string(64, ']'),
-      std::string(65, '[') + std::string(65, ']'), std::string(70, '[')};
+      std::string(65, '[') + std::string(65, ']'), std::string(70, '['),
+      // with the object's own level and the envelope's: the typed watch's
+      // limit (1,001) exactly, and one over
+      std::string(999, '[') + std::string(999, ']'), std::string(1000, '[') + std::string(1000, ']')};
   for (const auto& v : values) {
     for (const std::string& body : {good + R"({"type":"ADDED","object":{"v":)" + v + "}}\n" + good,
                                     good + R"({"type":"MODIFIED","object":{"kind":"X"},"v":)" + v + "}\n" + good,
@@ -269,6 +272,22 @@ TEST_CASE("object reader: every event of a recording is read as it is framed", "
     REQUIRE(objects > 0);
     CHECK(read_by_reader(got) == objects);
     CHECK(same_as_dom(got, watch_test::decode_whole(body, dom_params(true))));
+    // Each line cut in two (as a 7 KB event arrives in two TLS records):
+    // still read by the reader, unless the first piece ends with '}'.
+    std::vector<std::size_t> cuts;
+    std::size_t ending_in_brace = 0;
+    for (std::size_t begin = 0; begin < body.size();) {
+      const std::size_t end = std::min(body.find('\n', begin), body.size());
+      const std::size_t mid = begin + (end - begin) / 2;
+      cuts.push_back(mid);
+      ending_in_brace += body[mid - 1] == '}' ? 1 : 0;
+      cuts.push_back(std::min(end + 1, body.size()));
+      begin = end + 1;
+    }
+    cuts.pop_back();
+    const auto cut = watch_test::decode_cut(body, cuts, raw_params(true));
+    CHECK(same_as_dom(cut, watch_test::decode_whole(body, dom_params(true))));
+    CHECK(read_by_reader(cut) + ending_in_brace >= objects);
   }
 }
 
@@ -295,37 +314,43 @@ TEST_CASE("object reader: an object the reader refuses is kept as text, as witho
   CHECK(same_as_dom(got, watch_test::decode_whole(body, dom_params(true))));
 }
 
-TEST_CASE("object reader: an event is delivered once complete, with or without a newline", "[watch][raw]") {
-  kube::detail::watch_decoder d(raw_params(true));
-  // No newline after the event: it must not wait for one.
-  const std::string first = event("ADDED", "a");
-  d.write(first.substr(0, 20));
-  CHECK(d.in_event());
-  CHECK(d.ready() == 0);
-  d.write(first.substr(20));
-  REQUIRE(d.ready() == 1);
-  CHECK_FALSE(d.in_event());
-  // An event spread over lines, then one on its own line.
-  const std::string second = R"({"type":"MODIFIED",)" "\n" R"("object":{"metadata":{"name":"b"}}})" "\n";
-  d.write(second);
-  d.write(event("DELETED", "c") + "\n");
-  CHECK(d.ready() == 3);
-  CHECK_FALSE(d.in_event());
-  // Half an event, then the end: the error of the general path.
-  d.write(R"({"type":"ADDED","object":{)");
-  CHECK(d.in_event());
-  d.finish();
-  CHECK(d.error() == kube::client_errc::watch_stream_error);
-  CHECK(d.error_message().find("the stream ended inside the watch event") != std::string::npos);
-  std::vector<std::string> names;
-  while (auto e = d.next()) {
-    if (e->decoded) {
-      names.push_back(std::string(
-          static_cast<boost::json::value*>(e->decoded.get())->at("metadata").at("name").as_string()));
-    } else {
-      names.push_back(std::string(e->object.empty() ? boost::json::parse(e->object_text).at("metadata").at("name").as_string()
-                                                    : e->object.at("metadata").at("name").as_string()));
+// With a reader, a complete event is delivered by the write() that
+// completes it, as without one, even when no newline follows it.
+TEST_CASE("object reader: an event is delivered by the write that completes it", "[watch][raw]") {
+  const std::string a = event("ADDED", "a");
+  const std::string b = event("DELETED", "b");
+  struct step {
+    std::string write;
+    std::size_t ready;  // events complete after this write
+  };
+  const std::vector<std::vector<step>> cases{
+      {{a.substr(0, 20), 0}, {a.substr(20), 1}},                          // no newline after it
+      {{a + " ", 1}},                                                       // a space after it
+      {{a + "\r", 1}, {"\n" + b.substr(0, 30), 1}, {b.substr(30) + "\n", 2}},  // CRLF cut in two
+      {{a + b.substr(0, 30), 1}, {b.substr(30), 2}},                       // the next one begun, no newline
+      {{a + "\t " + b.substr(0, 30), 1}, {b.substr(30), 2}},                // spaces between, no newline
+      {{R"({"type":"MODIFIED",)" "\n" R"("object":{"metadata":{"name":"x"}}})", 1}},  // over two lines
+  };
+  for (const bool reader : {false, true}) {
+    for (const auto& steps : cases) {
+      INFO("object reader: " << reader << ", first write: " << steps.front().write);
+      kube::detail::watch_decoder d(raw_params(reader));
+      for (const auto& s : steps) {
+        CHECK_FALSE(d.write(s.write));
+        CHECK(d.ready() == s.ready);
+      }
     }
   }
-  CHECK(names == std::vector<std::string>{"a", "b", "c"});
+  // An error is reported by the write that holds it when the bytes do not
+  // begin like an event.
+  kube::detail::watch_decoder d(raw_params(true));
+  CHECK(d.write(a + "\nhello") == kube::client_errc::watch_stream_error);
+  CHECK(d.ready() == 1);
+  // Half an event, then the end: the general path's error.
+  kube::detail::watch_decoder half(raw_params(true));
+  half.write(R"({"type":"ADDED","object":{)");
+  CHECK(half.in_event());
+  half.finish();
+  CHECK(half.error() == kube::client_errc::watch_stream_error);
+  CHECK(half.error_message().find("the stream ended inside the watch event") != std::string::npos);
 }

@@ -37,7 +37,8 @@ namespace kube::codec {
 /// Pull reader over a complete JSON text. See the file comment.
 class json_reader {
 public:
-  /// Deepest nesting of objects and arrays accepted.
+  /// Deepest nesting of objects and arrays accepted, counted from the
+  /// text's root (values handed to boost::json included).
   static constexpr std::size_t max_depth = 1000;
 
   /// `text` must outlive the reader and every key it returns.

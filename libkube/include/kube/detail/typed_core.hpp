@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -81,6 +82,7 @@ struct typed_target {
   /// client, types without resource_version()): the event keeps the text.
   std::shared_ptr<void> (*make_object)() = nullptr;
   codec::read_fn read_object = nullptr;
+  const std::type_info* object_type = nullptr;
 };
 using typed_ptr = std::shared_ptr<const typed_target>;
 
@@ -93,7 +95,7 @@ template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
   auto t = std::make_shared<typed_target>(
-      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr});
+      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr, nullptr});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
@@ -103,6 +105,7 @@ typed_ptr make_typed_target(client c, std::string ns) {
   if constexpr (requires(const T& o) { std::string_view(o.resource_version()); }) {
     t->make_object = &make_object<T>;
     t->read_object = &codec::read_erased<T>;
+    t->object_type = &typeid(T);
   }
   return t;
 }

@@ -39,6 +39,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 namespace kube::detail {
 
@@ -69,19 +70,25 @@ struct watch_decoder_params {
 
   /// raw_objects only: read each ADDED/MODIFIED/DELETED object straight
   /// into a new C++ object (watch_event::decoded) instead of keeping its
-  /// text. Used when both functions are set and max_depth exceeds
+  /// text. Used when all three members are set and max_depth exceeds
   /// codec::json_reader::max_depth (the envelope is one level more).
   ///
   /// An event laid out as the API server writes it, one per line
   /// (`{"type":"T","object":{...}}` and a newline), is not checked by the
   /// JSON grammar first: `read` checks the object as it reads it (the text
-  /// reader refuses invalid JSON), and the envelope around it is compared
-  /// byte for byte. Whatever `read` refuses (bad JSON, an object that does
-  /// not fit the type) and any other layout goes the general way, so events,
-  /// errors and messages are those of raw_objects without a reader.
+  /// reader refuses invalid JSON and nesting deeper than its limit), and
+  /// the envelope around it is compared byte for byte. Whatever `read`
+  /// refuses (bad JSON, an object that does not fit the type) and any other
+  /// layout goes the general way, so events, errors and messages are those
+  /// of raw_objects without a reader. One difference in timing: the bytes
+  /// of a line that begins like the API server's events are held until the
+  /// line ends, so an error inside such a line is reported at its end (or
+  /// at the end of the stream) rather than at its first bad byte. A
+  /// complete event is never held (see flush_now in the source).
   struct object_reader {
     std::shared_ptr<void> (*make)() = nullptr;  ///< a new default object of the type
     codec::read_fn read = nullptr;              ///< reads one object into it (codec::read_erased<T>)
+    const std::type_info* type = nullptr;       ///< the type (watch_event::decoded_type)
   };
   object_reader objects{};
 
@@ -126,7 +133,9 @@ public:
   [[nodiscard]] error_code error() const noexcept;
   [[nodiscard]] const std::string& error_message() const noexcept;
 
-  /// Body bytes consumed so far (the offset errors are reported against).
+  /// Body bytes consumed so far (the offset errors are reported against);
+  /// with an object reader, the bytes of an unfinished line are not yet
+  /// counted.
   [[nodiscard]] std::uint64_t bytes_consumed() const noexcept;
 
   /// True while an event has started but not yet completed.
