@@ -11,7 +11,8 @@
 //   - a failed stream explains itself with a byte offset;
 //   - with a small max_event_size, splitting still does not matter.
 
-#include <kube/api/json_reader.hpp>
+#include "json_tree_reader.hpp"
+
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch_event.hpp>
 
@@ -22,9 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
-#include <typeinfo>
 #include <string_view>
 #include <vector>
 
@@ -98,23 +97,6 @@ bool same_as_dom(const result& raw, const result& dom) {
   return true;
 }
 
-// The object reader: any JSON object, read as generated read_json reads a
-// type: objects member by member through the text reader, anything else
-// (arrays too, as an unknown member) through value().
-void read_tree(kube::codec::json_reader& in, boost::json::value& out) {
-  if (in.begin_object()) {
-    auto& o = out.emplace_object();
-    std::string_view key;
-    while (in.next_key(key)) read_tree(in, o[key]);
-  } else {
-    out = in.value();
-  }
-}
-void read_value(kube::codec::json_reader& in, void* out, const kube::json_path&) {
-  read_tree(in, *static_cast<boost::json::value*>(out));
-}
-std::shared_ptr<void> make_value() { return std::make_shared<boost::json::value>(); }
-
 void check_result(const result& r) {
   if (r.ec) {
     check(r.ec == kube::client_errc::watch_stream_error, "failures are watch_stream_error");
@@ -160,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const result whole_deeper = decode(body, deeper, [](std::size_t) { return std::size_t{0}; });
   kube::detail::watch_decoder_params reader = deeper;
   reader.raw_objects = true;
-  reader.objects = {&make_value, &read_value, &typeid(boost::json::value)};
+  reader.objects = watch_test::tree_reader();  // test/unit/watch/json_tree_reader.hpp
   check(same_as_dom(decode(body, reader, [](std::size_t) { return std::size_t{0}; }), whole_deeper),
         "objects read by a reader equal DOM, whole");
   check(same_as_dom(decode(body, reader, from_input), whole_deeper), "objects read by a reader equal DOM, in pieces");

@@ -3,6 +3,7 @@
 // their JSON text, or, with an object reader, read into a C++ object as each
 // event is framed. Every case runs in both forms of the mode.
 
+#include "json_tree_reader.hpp"
 #include "watch_test_util.hpp"
 
 #include <kube/api/json_reader.hpp>
@@ -14,7 +15,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -26,31 +26,11 @@ using watch_test::decoded;
 
 namespace {
 
-// The object reader of the tests: a JSON tree read the way generated
-// read_json reads a type: objects member by member through the text
-// reader's structural calls, anything else (arrays too: as generated code
-// reads an unknown member or a free-form field) through value(). It accepts
-// any valid JSON object, so every event the general path accepts, the
-// reader accepts too.
-void read_tree(kube::codec::json_reader& in, boost::json::value& out) {
-  if (in.begin_object()) {
-    auto& o = out.emplace_object();
-    std::string_view key;
-    while (in.next_key(key)) read_tree(in, o[key]);
-  } else {
-    out = in.value();
-  }
-}
-void read_value(kube::codec::json_reader& in, void* out, const kube::json_path&) {
-  read_tree(in, *static_cast<boost::json::value*>(out));
-}
-std::shared_ptr<void> make_value() { return std::make_shared<boost::json::value>(); }
-
 kube::detail::watch_decoder_params raw_params(bool reader = false) {
   kube::detail::watch_decoder_params p;
   p.raw_objects = true;
   if (reader) {
-    p.objects = {&make_value, &read_value, &typeid(boost::json::value)};
+    p.objects = watch_test::tree_reader();
     p.max_depth = kube::codec::json_reader::max_depth + 1;  // as typed watches set it
   }
   return p;
@@ -295,7 +275,7 @@ namespace {
 // Refuses any object with a member "refuse", as a typed reader refuses an
 // object that does not fit its type.
 void read_or_refuse(kube::codec::json_reader& in, void* out, const kube::json_path& at) {
-  read_value(in, out, at);
+  watch_test::read_tree_erased(in, out, at);
   if (static_cast<boost::json::value*>(out)->as_object().contains("refuse")) throw std::runtime_error("refused");
 }
 } // namespace
