@@ -115,26 +115,35 @@ struct envelope_handler : grammar_only_handler {
   }
 };
 
-// The envelope as the API server writes it, {"type":"T","object":{...}}:
-// the object's text without a second pass over it. Only for an event whose
-// grammar was checked, whose envelope has exactly two members (so the text
-// between `"object":` and the envelope's closing brace is the object and
-// nothing else), and which the text reader could read (not nested deeper
-// than json_reader::max_depth). Nullopt for any other event, which the
-// general path reads: spaces, escapes, another order or member, deep nesting.
-std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(std::string_view text,
-                                                                             const envelope_handler& seen) {
-  constexpr std::string_view head = R"({"type":")";
+// How every event of the API server begins.
+constexpr std::string_view server_head = R"({"type":")";
+
+// An event laid out as the API server writes it, {"type":"T","object":{...}}
+// and nothing else: its type's and its object's text, found by position
+// (the object is all between `"object":` and the last '}'). Nullopt for
+// another layout: spaces, an escape in the type, another order or member.
+// The text is not checked to be JSON: callers know it is valid, or have
+// the object read by a reader that refuses anything else.
+std::optional<std::pair<std::string_view, std::string_view>> server_layout(std::string_view text) {
   constexpr std::string_view middle = R"(","object":)";
-  if (seen.last_object_size != 2 || seen.max_depth >= codec::json_reader::max_depth || !text.starts_with(head))
-    return std::nullopt;
-  const std::size_t type_end = text.find_first_of("\\\"", head.size());
+  if (!text.starts_with(server_head) || text.back() != '}') return std::nullopt;
+  const std::size_t type_end = text.find_first_of("\\\"", server_head.size());
   if (type_end == std::string_view::npos || text[type_end] != '"') return std::nullopt;
   const std::size_t object_begin = type_end + middle.size();
   if (text.substr(type_end, middle.size()) != middle || object_begin >= text.size()) return std::nullopt;
   const std::string_view object = text.substr(object_begin, text.size() - 1 - object_begin);  // before the last '}'
   if (object.size() < 2 || object.front() != '{' || object.back() != '}') return std::nullopt;
-  return std::pair{text.substr(head.size(), type_end - head.size()), object};
+  return std::pair{text.substr(server_head.size(), type_end - server_head.size()), object};
+}
+
+// The object's text of an event whose grammar was checked, without a second
+// pass over it: only when its envelope has exactly two members (so the text
+// server_layout finds is the object and nothing else) and the text reader
+// could read it (not nested deeper than json_reader::max_depth).
+std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(std::string_view text,
+                                                                             const envelope_handler& seen) {
+  if (seen.last_object_size != 2 || seen.max_depth >= codec::json_reader::max_depth) return std::nullopt;
+  return server_layout(text);
 }
 
 } // namespace
@@ -443,9 +452,8 @@ struct watch_decoder::impl {
   // and is not complete; if it is malformed, its error is reported at its
   // line's end, or at the end of the stream.
   [[nodiscard]] bool flush_now(std::size_t from) const {
-    constexpr std::string_view head = R"({"type":")";
-    const std::size_t n = std::min(pending.size(), head.size());
-    if (std::string_view(pending).substr(0, n) != head.substr(0, n)) return true;
+    const std::size_t n = std::min(pending.size(), server_head.size());
+    if (std::string_view(pending).substr(0, n) != server_head.substr(0, n)) return true;
     if (pending.size() > params.max_event_size) return true;
     const std::size_t last = pending.find_last_not_of(" \t\r\n");
     if (last != std::string::npos && pending[last] == '}') return true;
@@ -472,23 +480,17 @@ struct watch_decoder::impl {
   // {"type":"ADDED|MODIFIED|DELETED","object":{...}}, whose object the
   // reader takes: queued, true. Anything else: nothing changed, false.
   bool read_line(std::string_view line) {
-    constexpr std::string_view head = R"({"type":")";
-    constexpr std::string_view middle = R"(","object":)";
-    if (line.size() > params.max_event_size || !line.starts_with(head) || line.back() != '}') return false;
-    const std::size_t type_end = line.find_first_of("\\\"", head.size());
-    if (type_end == std::string_view::npos || line[type_end] != '"') return false;
-    const auto t = watch_event_type_from_string(line.substr(head.size(), type_end - head.size()));
+    if (line.size() > params.max_event_size) return false;
+    const auto layout = server_layout(line);
+    if (!layout) return false;
+    const auto t = watch_event_type_from_string(layout->first);
     if (!t || *t == watch_event_type::bookmark || *t == watch_event_type::error) return false;
-    const std::size_t object_begin = type_end + middle.size();
-    if (line.substr(type_end, middle.size()) != middle || object_begin >= line.size() || line[object_begin] != '{')
-      return false;
-    // The object is all between `"object":` and the envelope's last '}';
-    // the reader refuses it unless it is exactly one valid JSON value.
-    const std::string_view object = line.substr(object_begin, line.size() - 1 - object_begin);
     std::shared_ptr<void> obj;
     try {
       obj = params.objects.make();
-      codec::read_text(object, params.objects.read, obj.get());
+      // The reader refuses the object unless it is exactly one valid JSON
+      // value: then the whole line is a valid event.
+      codec::read_text(layout->second, params.objects.read, obj.get());
     } catch (const std::bad_alloc&) {
       throw;  // the decoder is failed (see watch_decoder::write)
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the general path decides
