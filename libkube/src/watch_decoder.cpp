@@ -448,9 +448,11 @@ struct watch_decoder::impl {
   // bytes hold a '}' followed by spaces and '{' (such a server has begun
   // the next event); or they exceed the largest event. Inside a string,
   // the last two only send an event the general way early: slower, same
-  // result. What stays held: an event that begins as the API server's do
-  // and is not complete; if it is malformed, its error is reported at its
-  // line's end, or at the end of the stream.
+  // result. What stays held: a line that begins as the API server's events
+  // do and is not a complete event followed by spaces or another event: an
+  // incomplete event (the usual case: the first piece of one), or a
+  // malformed line, whose error is reported at its end or at the end of
+  // the stream.
   [[nodiscard]] bool flush_now(std::size_t from) const {
     const std::size_t n = std::min(pending.size(), server_head.size());
     if (std::string_view(pending).substr(0, n) != server_head.substr(0, n)) return true;

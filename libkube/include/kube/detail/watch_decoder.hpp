@@ -84,7 +84,10 @@ struct watch_decoder_params {
   /// of a line that begins like the API server's events are held until the
   /// line ends, so an error inside such a line is reported at its end (or
   /// at the end of the stream) rather than at its first bad byte. A
-  /// complete event is never held (see flush_now in the source).
+  /// complete event followed by a newline, spaces or the start of another
+  /// event is not held (see flush_now in the source); one followed on its
+  /// line by bytes that cannot follow an event (a malformed stream) waits
+  /// with that error for the line's end.
   struct object_reader {
     std::shared_ptr<void> (*make)() = nullptr;  ///< a new default object of the type
     codec::read_fn read = nullptr;              ///< reads one object into it (codec::read_erased<T>)
