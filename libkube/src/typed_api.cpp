@@ -484,10 +484,10 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   const auto& impl = t->c.impl();
   auto req = base(*t, t->namespace_name);
   add_watch_params(req, p);
-  const watch_decoder_params::object_reader objects{t->make_object, t->read_object, t->object_type};
   spawn_op<typed_done>(
       impl,
-      [impl, req = std::move(req), out = std::move(out), objects]() mutable -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), out = std::move(out), objects = t->objects]() mutable
+      -> asio::awaitable<result<typed_done>> {
         // Objects read straight into T from the text, as each event is framed.
         auto r = co_await impl->open_watch(std::move(req), true, objects);
         if (!r.ec) *out = std::move(r.value);

@@ -50,7 +50,7 @@ inline void keep_metadata_only(partial_object_metadata& obj) noexcept { obj.unkn
 
 namespace detail {
 inline typed_ptr make_metadata_target(client c, const group_version_resource& gvr, std::string ns) {
-  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, {}, {}, {}, nullptr, nullptr, nullptr});
+  auto t = std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, {}, {}, {}, {}});
   t->group = gvr.group;
   t->version = gvr.version;
   t->api_version = gvr.group.empty() ? gvr.version : gvr.group + "/" + gvr.version;

@@ -63,7 +63,7 @@ void take_object(void* object, void* decoded, bool copy) {
 /// (events of such a T go through the DOM).
 template <class T>
 constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
-  if constexpr (requires(const T& o) { std::string_view(o.resource_version()); }) {
+  if constexpr (has_resource_version<T>) {
     return [](const void* o) { return std::string_view(static_cast<const T*>(o)->resource_version()); };
   } else {
     return nullptr;

@@ -14,6 +14,7 @@
 #include <kube/api/resource.hpp>
 #include <kube/client.hpp>
 #include <kube/detail/initiate.hpp>
+#include <kube/detail/watch_decoder.hpp>
 #include <kube/list_params.hpp>
 
 #include <cstdint>
@@ -78,13 +79,15 @@ struct typed_target {
   /// The metadata client asks for PartialObjectMetadata(List) here.
   std::string accept_object, accept_list;
   /// How a watch's decoder reads objects straight into the type as each
-  /// event is framed (watch_decoder_params::objects); unset (the metadata
-  /// client, types without resource_version()): the event keeps the text.
-  std::shared_ptr<void> (*make_object)() = nullptr;
-  codec::read_fn read_object = nullptr;
-  const std::type_info* object_type = nullptr;
+  /// event is framed; unset (the metadata client, types without
+  /// resource_version()): the event keeps the text.
+  watch_decoder_params::object_reader objects{};
 };
 using typed_ptr = std::shared_ptr<const typed_target>;
+
+/// T has the resource_version() accessor generated resource kinds have.
+template <class T>
+concept has_resource_version = requires(const T& o) { std::string_view(o.resource_version()); };
 
 template <class T>
 std::shared_ptr<void> make_object() {
@@ -95,17 +98,15 @@ template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
   auto t = std::make_shared<typed_target>(
-      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, nullptr, nullptr, nullptr});
+      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, {}});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
   t->kind = tr::kind;
   t->plural = tr::plural;
   t->namespaced = tr::namespaced;
-  if constexpr (requires(const T& o) { std::string_view(o.resource_version()); }) {
-    t->make_object = &make_object<T>;
-    t->read_object = &codec::read_erased<T>;
-    t->object_type = &typeid(T);
+  if constexpr (has_resource_version<T>) {
+    t->objects = {&make_object<T>, &codec::read_erased<T>, &typeid(T)};
   }
   return t;
 }
