@@ -2,7 +2,7 @@
 # Informer benchmark, ours vs client-go's SharedIndexInformer, in one run,
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
-#   test/bench/informer/run.sh [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J]
+#   test/bench/informer/run.sh [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
 #
 # For every N: creates N pods (~3.8 KB each as stored, plus ~2.8 KB of
 # managedFields) in a fresh namespace with podload (Go, client-go), then RUNS
@@ -17,6 +17,14 @@
 # protobuf for built-in types such as Pod, gzip-compressed; ours asks for
 # JSON. -J adds a third process per run, client-go asked for JSON
 # (impl client-go-json), and a second ratio column against it.
+#
+# -F adds the floor under the update phase: three more processes per run
+# that receive the same updates through a watch and do less with them
+# (kube-bench-watch-floor --mode tls: TLS bytes through Asio only;
+# --mode watch: kube's typed watch without an informer; go-bench/watchfloor:
+# client-go's HTTP/2 transport reading the protobuf watch, events found but
+# not decoded). They print a second table: CPU per update event and its
+# ratio to client-go's informer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
@@ -25,7 +33,8 @@ updates=10000
 runs=3
 strip=""
 impls="kube client-go"
-while getopts "n:u:r:B:sJ" opt; do
+floors=""
+while getopts "n:u:r:B:sJF" opt; do
   case $opt in
     n) sizes=$OPTARG ;;
     u) updates=$OPTARG ;;
@@ -33,13 +42,14 @@ while getopts "n:u:r:B:sJ" opt; do
     B) build=$OPTARG ;;
     s) strip="--strip-managed-fields" ;;
     J) impls="kube client-go client-go-json" ;;
-    *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J]" >&2; exit 2 ;;
+    F) floors="floor-tls floor-watch client-go-floor" ;;
+    *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]" >&2; exit 2 ;;
   esac
 done
 
 # shellcheck source=../tools/cluster_bench.sh
 source "$root/test/bench/tools/cluster_bench.sh"
-bench_build "$build" "kube-bench-informer" "./cmd/informer ./cmd/podload"
+bench_build "$build" "kube-bench-informer kube-bench-watch-floor" "./cmd/informer ./cmd/podload ./cmd/watchfloor"
 bench_cluster_up "$build"
 results="$state/results"
 : >"$results"
@@ -51,6 +61,10 @@ run_one() {
   out=$(mktemp)
   if [[ $impl == kube ]]; then
     "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip >"$out" &
+  elif [[ $impl == floor-* ]]; then
+    "$build/test/bench/informer/kube-bench-watch-floor" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" --mode "${impl#floor-}" >"$out" &
+  elif [[ $impl == client-go-floor ]]; then
+    "$build/go-bench/watchfloor" -kubeconfig "$kc" -namespace "$ns" -updates "$updates" >"$out" &
   else
     local json=""
     [[ $impl == client-go-json ]] && json=-json
@@ -75,7 +89,7 @@ for n in $sizes; do
   podload -namespace "$ns" -workers 48 create "$n" >&2
   for ((i = 1; i <= runs; i++)); do
     echo "== N=$n run $i/$runs" >&2
-    for impl in $impls; do run_one "$impl" "$ns" "$n"; done
+    for impl in $impls $floors; do run_one "$impl" "$ns" "$n"; done
   done
   kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
 done
@@ -114,4 +128,20 @@ for n in sorted(rows):
         if mj:
             line += f" {mj[i]:>15.3f} {mk[i] / mj[i] if mj[i] else float('nan'):>7.2f}"
         print(line)
+floor_impls = ["floor-tls", "floor-watch", "client-go-floor", "kube", "client-go"]
+if any("floor-tls" in r for r in rows.values()):
+    print()
+    print(f"floor under the update phase: CPU per update event, medians of {sys.argv[2]} runs")
+    print(f"{'N':>7} {'process':<44} {'us/event':>9} {'/ client-go':>12}")
+    what = {"floor-tls": "kube: TLS bytes only (Asio + OpenSSL)", "floor-watch": "kube: typed watch, no informer",
+            "client-go-floor": "client-go: HTTP/2 transport, protobuf bytes", "kube": "kube: informer",
+            "client-go": "client-go: informer (default)"}
+    for n in sorted(rows):
+        if "client-go" not in rows[n]:
+            continue
+        base = upd(rows[n]["client-go"]) / int(sys.argv[3]) * 1e6
+        for impl in floor_impls:
+            if impl in rows[n]:
+                us = upd(rows[n][impl]) / int(sys.argv[3]) * 1e6
+                print(f"{n:>7} {what[impl]:<44} {us:>9.0f} {us / base:>12.2f}")
 PY
