@@ -7,9 +7,10 @@
 //
 //   tls    bytes only: one TLS connection through Asio (the transport kube
 //          uses: asio::ssl::stream over a TCP socket, one io_context), the
-//          watch request written by hand, and the body read in 64 KiB reads
-//          and scanned for the start of a MODIFIED event. No HTTP parser,
-//          no chunk decoding, no JSON. Nothing a client can skip.
+//          watch request written by hand (client certificate or bearer
+//          token), and the body read in 64 KiB reads and scanned for the
+//          start of a MODIFIED event. No HTTP parser, no chunk decoding, no
+//          JSON. Nothing a client can skip.
 //   watch  kube's typed watch (kube::api<Pod>::async_watch): HTTP, chunks,
 //          envelope and each Pod read into k8s::core::v1::Pod, no informer.
 //
@@ -39,6 +40,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -72,13 +74,17 @@ struct counters {
 class event_counter {
 public:
   long feed(std::string_view bytes) {
-    long found = count((carry_ + std::string(bytes.substr(0, keep))));
+    const std::size_t head = std::min(bytes.size(), keep);
+    std::copy_n(bytes.data(), head, join_.data() + carried_);
+    long found = count(std::string_view(join_.data(), carried_ + head));
     found += count(bytes);
     if (bytes.size() >= keep) {
-      carry_.assign(bytes.substr(bytes.size() - keep));
+      std::copy_n(bytes.data() + bytes.size() - keep, keep, join_.data());
+      carried_ = keep;
     } else {
-      carry_.append(bytes);
-      carry_.erase(0, carry_.size() > keep ? carry_.size() - keep : 0);
+      const std::size_t total = carried_ + head;
+      carried_ = std::min(total, keep);
+      std::copy(join_.data() + total - carried_, join_.data() + total, join_.data());
     }
     return found;
   }
@@ -93,7 +99,8 @@ private:
     return n;
   }
 
-  std::string carry_;
+  std::array<char, 2 * keep> join_{};  // the carried bytes, then the new read's first ones
+  std::size_t carried_ = 0;
 };
 
 asio::awaitable<std::string> list_resource_version(kube::api<Pod>& pods) {
@@ -126,9 +133,11 @@ asio::awaitable<void> run_tls(const kube::client_config& cfg, const std::string&
   const std::string sni = cfg.tls_server_name.empty() ? host : cfg.tls_server_name;
   SSL_set_tlsext_host_name(s.native_handle(), sni.c_str());
   co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
-  const std::string req = "GET /api/v1/namespaces/" + ns + "/pods?watch=true&allowWatchBookmarks=true&resourceVersion=" +
-                          rv + " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: " +
-                          cfg.user_agent + "\r\n\r\n";
+  std::string req = "GET /api/v1/namespaces/" + ns + "/pods?watch=true&allowWatchBookmarks=true&resourceVersion=" + rv +
+                    " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: " + cfg.user_agent +
+                    "\r\n";
+  if (!cfg.bearer_token.reveal().empty()) req += "Authorization: Bearer " + cfg.bearer_token.reveal() + "\r\n";
+  req += "\r\n";
   co_await asio::async_write(s, asio::buffer(req), asio::use_awaitable);
 
   std::array<char, 64 * 1024> buf{};
