@@ -18,9 +18,10 @@
 # JSON. -J adds a third process per run, client-go asked for JSON
 # (impl client-go-json), and a second ratio column against it.
 #
-# -F adds the floor under the update phase: three more processes per run
+# -F adds the floor under the update phase: four more processes per run
 # that receive the same updates through a watch and do less with them
 # (kube-bench-watch-floor --mode tls: TLS bytes through Asio only;
+# --mode tls-blocking: the same with blocking reads, no reactor;
 # --mode watch: kube's typed watch without an informer; go-bench/watchfloor:
 # client-go's HTTP/2 transport reading the protobuf watch, events found but
 # not decoded). They print a second table: CPU per update event and its
@@ -42,7 +43,7 @@ while getopts "n:u:r:B:sJF" opt; do
     B) build=$OPTARG ;;
     s) strip="--strip-managed-fields" ;;
     J) impls="kube client-go client-go-json" ;;
-    F) floors="floor-tls floor-watch client-go-floor" ;;
+    F) floors="floor-tls floor-tls-blocking floor-watch client-go-floor" ;;
     *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]" >&2; exit 2 ;;
   esac
 done
@@ -128,12 +129,13 @@ for n in sorted(rows):
         if mj:
             line += f" {mj[i]:>15.3f} {mk[i] / mj[i] if mj[i] else float('nan'):>7.2f}"
         print(line)
-floor_impls = ["floor-tls", "floor-watch", "client-go-floor", "kube", "client-go"]
+floor_impls = ["floor-tls-blocking", "floor-tls", "floor-watch", "client-go-floor", "kube", "client-go"]
 if any("floor-tls" in r for r in rows.values()):
     print()
     print(f"floor under the update phase: CPU per update event, medians of {sys.argv[2]} runs")
     print(f"{'N':>7} {'process':<44} {'us/event':>9} {'/ client-go':>12}")
-    what = {"floor-tls": "kube: TLS bytes only (Asio + OpenSSL)", "floor-watch": "kube: typed watch, no informer",
+    what = {"floor-tls-blocking": "TLS bytes only, blocking reads (OpenSSL)",
+            "floor-tls": "kube: TLS bytes only (Asio + OpenSSL)", "floor-watch": "kube: typed watch, no informer",
             "client-go-floor": "client-go: HTTP/2 transport, protobuf bytes", "kube": "kube: informer",
             "client-go": "client-go: informer (default)"}
     for n in sorted(rows):

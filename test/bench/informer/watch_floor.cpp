@@ -3,7 +3,7 @@
 // test/bench/informer/run.sh -F next to the informers, same cluster, same
 // updates.
 //
-//   kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|watch
+//   kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|tls-blocking|watch
 //
 //   tls    bytes only: one TLS connection through Asio (the transport kube
 //          uses: asio::ssl::stream over a TCP socket, one io_context), the
@@ -11,6 +11,10 @@
 //          token), and the body read in 64 KiB reads and scanned for the
 //          start of a MODIFIED event. No HTTP parser, no chunk decoding, no
 //          JSON. Nothing a client can skip.
+//   tls-blocking  the same without the reactor: every socket operation is
+//          synchronous, so each read is one blocking recvfrom (no
+//          epoll_wait, no EAGAIN). The least a client on this machine can
+//          spend to receive the events.
 //   watch  kube's typed watch (kube::api<Pod>::async_watch): HTTP, chunks,
 //          envelope and each Pod read into k8s::core::v1::Pod, no informer.
 //
@@ -19,7 +23,7 @@
 //
 // Output lines (key=value), as kube-bench-informer's:
 //   SYNCED objects=0        the watch is open: the harness starts the updates
-//   RESULT impl=floor-tls|floor-watch objects=0 sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=.. rss_before_kb=.. rss_synced_kb=..
+//   RESULT impl=floor-tls|floor-tls-blocking|floor-watch objects=0 sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=.. rss_before_kb=.. rss_synced_kb=..
 
 #include <kube/api.hpp>
 #include <kube/api/core/v1/pod.hpp>
@@ -28,7 +32,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -112,50 +115,82 @@ asio::awaitable<std::string> list_resource_version(kube::api<Pod>& pods) {
   co_return rv;
 }
 
-asio::awaitable<void> run_tls(const kube::client_config& cfg, const std::string& ns, const std::string& rv,
-                              counters& n) {
-  auto ex = co_await asio::this_coro::executor;
-  const auto url = boost::urls::parse_uri(cfg.server).value();
-  const std::string host(url.host());
-  const std::string port = url.has_port() ? std::string(url.port()) : "443";
-  asio::ssl::context ctx(asio::ssl::context::tls_client);
-  if (!cfg.ca_pem.empty()) ctx.add_certificate_authority(asio::buffer(cfg.ca_pem));
-  ctx.set_verify_mode(cfg.insecure_skip_tls_verify ? asio::ssl::verify_none : asio::ssl::verify_peer);
-  if (!cfg.client_cert_pem.empty()) {
-    ctx.use_certificate_chain(asio::buffer(cfg.client_cert_pem));
-    ctx.use_private_key(asio::buffer(cfg.client_key_pem.reveal()), asio::ssl::context::pem);
-  }
-  asio::ssl::stream<asio::ip::tcp::socket> s(ex, ctx);
-  asio::ip::tcp::resolver resolver(ex);
-  co_await asio::async_connect(s.next_layer(), co_await resolver.async_resolve(host, port, asio::use_awaitable),
-                               asio::use_awaitable);
-  s.next_layer().set_option(asio::ip::tcp::no_delay(true));
-  const std::string sni = cfg.tls_server_name.empty() ? host : cfg.tls_server_name;
-  SSL_set_tlsext_host_name(s.native_handle(), sni.c_str());
-  co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
-  std::string req = "GET /api/v1/namespaces/" + ns + "/pods?watch=true&allowWatchBookmarks=true&resourceVersion=" + rv +
-                    " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: " + cfg.user_agent +
-                    "\r\n";
-  if (!cfg.bearer_token.reveal().empty()) req += "Authorization: Bearer " + cfg.bearer_token.reveal() + "\r\n";
-  req += "\r\n";
-  co_await asio::async_write(s, asio::buffer(req), asio::use_awaitable);
-
+// What both TLS modes share: the endpoint, the TLS settings of the
+// kubeconfig, the request, and the response head.
+struct tls_watch {
+  std::string host, port, sni, request;
+  asio::ssl::context ctx{asio::ssl::context::tls_client};
   std::array<char, 64 * 1024> buf{};
   std::string head;
-  std::size_t body_at = std::string::npos;
-  while (body_at == std::string::npos) {
-    const std::size_t got = co_await s.async_read_some(asio::buffer(buf), asio::use_awaitable);
-    head.append(buf.data(), got);
-    body_at = head.find("\r\n\r\n");
-  }
-  if (head.rfind("HTTP/1.1 200", 0) != 0) throw std::runtime_error("watch refused: " + head.substr(0, head.find('\r')));
   event_counter events;
-  n.seen = events.feed(std::string_view(head).substr(body_at + 4));
-  n.opened();
-  while (n.seen < n.updates) {
-    const std::size_t got = co_await s.async_read_some(asio::buffer(buf), asio::use_awaitable);
-    n.seen += events.feed(std::string_view(buf.data(), got));
+
+  tls_watch(const kube::client_config& cfg, const std::string& ns, const std::string& rv) {
+    const auto url = boost::urls::parse_uri(cfg.server).value();
+    host = url.host();
+    port = url.has_port() ? std::string(url.port()) : "443";
+    sni = cfg.tls_server_name.empty() ? host : cfg.tls_server_name;
+    if (!cfg.ca_pem.empty()) ctx.add_certificate_authority(asio::buffer(cfg.ca_pem));
+    ctx.set_verify_mode(cfg.insecure_skip_tls_verify ? asio::ssl::verify_none : asio::ssl::verify_peer);
+    if (!cfg.client_cert_pem.empty()) {
+      ctx.use_certificate_chain(asio::buffer(cfg.client_cert_pem));
+      ctx.use_private_key(asio::buffer(cfg.client_key_pem.reveal()), asio::ssl::context::pem);
+    }
+    request = "GET /api/v1/namespaces/" + ns + "/pods?watch=true&allowWatchBookmarks=true&resourceVersion=" + rv +
+              " HTTP/1.1\r\nHost: " + host + "\r\nAccept: application/json\r\nUser-Agent: " + cfg.user_agent + "\r\n";
+    if (!cfg.bearer_token.reveal().empty()) request += "Authorization: Bearer " + cfg.bearer_token.reveal() + "\r\n";
+    request += "\r\n";
   }
+
+  void prepare(asio::ssl::stream<asio::ip::tcp::socket>& s) const {
+    s.next_layer().set_option(asio::ip::tcp::no_delay(true));
+    SSL_set_tlsext_host_name(s.native_handle(), sni.c_str());
+  }
+
+  // Takes the bytes of one read before the body; true once the head is whole.
+  bool read_head(std::size_t got, counters& n) {
+    head.append(buf.data(), got);
+    const auto body_at = head.find("\r\n\r\n");
+    if (body_at == std::string::npos) return false;
+    if (head.rfind("HTTP/1.1 200", 0) != 0) {
+      throw std::runtime_error("watch refused: " + head.substr(0, head.find('\r')));
+    }
+    n.seen = events.feed(std::string_view(head).substr(body_at + 4));
+    n.opened();
+    return true;
+  }
+
+  void read_body(std::size_t got, counters& n) { n.seen += events.feed(std::string_view(buf.data(), got)); }
+};
+
+// --mode tls: the socket on the io_context, as kube's transport uses it.
+asio::awaitable<void> run_tls(tls_watch& w, counters& n) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::ssl::stream<asio::ip::tcp::socket> s(ex, w.ctx);
+  asio::ip::tcp::resolver resolver(ex);
+  co_await asio::async_connect(s.next_layer(), co_await resolver.async_resolve(w.host, w.port, asio::use_awaitable),
+                               asio::use_awaitable);
+  w.prepare(s);
+  co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+  co_await asio::async_write(s, asio::buffer(w.request), asio::use_awaitable);
+  while (!w.read_head(co_await s.async_read_some(asio::buffer(w.buf), asio::use_awaitable), n)) {
+  }
+  while (n.seen < n.updates) w.read_body(co_await s.async_read_some(asio::buffer(w.buf), asio::use_awaitable), n);
+}
+
+// --mode tls-blocking: no reactor at all. Every operation on the socket is
+// synchronous, so Asio never makes it non-blocking and each read is one
+// recvfrom that sleeps in the kernel until bytes arrive.
+void run_tls_blocking(tls_watch& w, counters& n) {
+  asio::io_context ioc(1);
+  asio::ssl::stream<asio::ip::tcp::socket> s(ioc, w.ctx);
+  asio::ip::tcp::resolver resolver(ioc);
+  asio::connect(s.next_layer(), resolver.resolve(w.host, w.port));
+  w.prepare(s);
+  s.handshake(asio::ssl::stream_base::client);
+  asio::write(s, asio::buffer(w.request));
+  while (!w.read_head(s.read_some(asio::buffer(w.buf)), n)) {
+  }
+  while (n.seen < n.updates) w.read_body(s.read_some(asio::buffer(w.buf)), n);
 }
 
 asio::awaitable<void> run_watch(kube::api<Pod>& pods, const std::string& rv, counters& n) {
@@ -181,7 +216,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::cerr << "usage: kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|watch\n";
+      std::cerr << "usage: kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|tls-blocking|watch\n";
       return 2;
     }
     const std::string v = argv[++i];
@@ -198,8 +233,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (mode != "tls" && mode != "watch") {
-    std::cerr << "--mode must be tls or watch\n";
+  if (mode != "tls" && mode != "tls-blocking" && mode != "watch") {
+    std::cerr << "--mode must be tls, tls-blocking or watch\n";
     return 2;
   }
   asio::io_context ioc(1);
@@ -212,8 +247,13 @@ int main(int argc, char** argv) {
       ioc,
       [&]() -> asio::awaitable<void> {
         const std::string rv = co_await list_resource_version(pods);
-        if (mode == "tls") {
-          co_await run_tls(cfg, ns, rv, n);
+        if (mode == "tls" || mode == "tls-blocking") {
+          tls_watch w(cfg, ns, rv);
+          if (mode == "tls") {
+            co_await run_tls(w, n);
+          } else {
+            run_tls_blocking(w, n);
+          }
         } else {
           co_await run_watch(pods, rv, n);
         }
