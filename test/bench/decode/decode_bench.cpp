@@ -13,8 +13,6 @@
 
 #include "../tools/process_stats.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -83,9 +81,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kube-bench-decode: %s: %s\n", path, e.what());
     return 1;
   }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
   std::printf("RESULT impl=kube format=json items=%zu bytes=%zu ms=%.1f cpu_ms=%.1f maxrss_kb=%ld\n", keep.back().items.size(),
-              text.size(), median(ms), median(cpu_ms), ru.ru_maxrss);
+              text.size(), median(ms), median(cpu_ms), kube_bench::usage_now().max_rss_kb);
   return 0;
 }

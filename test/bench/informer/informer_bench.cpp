@@ -18,31 +18,19 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "../tools/bench_config.hpp"
 #include "../tools/process_stats.hpp"
-
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <string>
 
 namespace asio = boost::asio;
 using Pod = k8s::core::v1::Pod;
 
-namespace {
 using kube_bench::cpu_seconds;
-
-long rss_kb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-} // namespace
+using kube_bench::rss_kb;
 
 int main(int argc, char** argv) {
   std::string kubeconfig;
@@ -72,9 +60,7 @@ int main(int argc, char** argv) {
     }
   }
   asio::io_context ioc(1);
-  kube::load_default_params lp;
-  lp.kubeconfig.explicit_path = kubeconfig;
-  auto cfg = kube::client_config::load_default(lp);
+  auto cfg = kube_bench::load_config(kubeconfig);
   cfg.qps = 1000;  // as the Go side sets it
   cfg.burst = 1000;
   kube::client c(ioc.get_executor(), cfg);
@@ -120,12 +106,9 @@ int main(int argc, char** argv) {
       asio::detached);
   ioc.run();
   const double updates_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - updates_start).count();
-  const double cpu = cpu_seconds();
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const double sys = static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6;
+  const auto u = kube_bench::usage_now();
   std::printf("RESULT impl=kube objects=%zu sync_s=%.3f updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f "
               "maxrss_kb=%ld rss_before_kb=%ld rss_synced_kb=%ld\n",
-              objects, sync_s, updates_s, cpu, cpu_synced, sys, ru.ru_maxrss, rss_before, rss_synced);
+              objects, sync_s, updates_s, u.cpu, cpu_synced, u.system, u.max_rss_kb, rss_before, rss_synced);
   return 0;
 }

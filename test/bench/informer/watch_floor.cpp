@@ -39,9 +39,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/url/parse.hpp>
 
+#include "../tools/bench_config.hpp"
 #include "../tools/process_stats.hpp"
-
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -238,9 +237,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   asio::io_context ioc(1);
-  kube::load_default_params lp;
-  lp.kubeconfig.explicit_path = kubeconfig;
-  auto cfg = kube::client_config::load_default(lp);
+  auto cfg = kube_bench::load_config(kubeconfig);
   kube::client c(ioc.get_executor(), cfg);
   kube::api<Pod> pods(c, ns);
   asio::co_spawn(
@@ -263,11 +260,9 @@ int main(int argc, char** argv) {
       });
   ioc.run();
   const double updates_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - n.start).count();
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const double sys = static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6;
+  const auto u = kube_bench::usage_now();
   std::printf("RESULT impl=floor-%s objects=0 sync_s=0 updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f "
               "maxrss_kb=%ld rss_before_kb=0 rss_synced_kb=0\n",
-              mode.c_str(), updates_s, cpu_seconds(), n.cpu_open, sys, ru.ru_maxrss);
+              mode.c_str(), updates_s, u.cpu, n.cpu_open, u.system, u.max_rss_kb);
   return 0;
 }

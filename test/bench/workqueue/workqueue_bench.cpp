@@ -19,7 +19,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <sys/resource.h>
+#include "../tools/process_stats.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -272,11 +272,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench failed: %s\n", e.what());
     return 1;
   }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  const double cpu = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                     double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  const auto u = kube_bench::usage_now();
   std::printf("RESULT impl=kube workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n", int(w.size()),
-              w.data(), n, ns / double(n), cpu, ru.ru_maxrss);
+              w.data(), n, ns / double(n), u.cpu, u.max_rss_kb);
   return 0;
 }

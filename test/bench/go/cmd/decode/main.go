@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +28,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"kube.test/bench/internal/procstat"
 )
 
 // record writes the pods of one namespace to path in protobuf, the bytes
@@ -51,12 +52,6 @@ func record(kubeconfig, ns, path string) error {
 		return fmt.Errorf("the server did not answer in protobuf")
 	}
 	return os.WriteFile(path, raw, 0o644)
-}
-
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
 func median(v []float64) float64 {
@@ -91,7 +86,7 @@ func main() {
 	var keep runtime.Object // the last list stays alive while the next one is decoded, as on our side
 	items := 0
 	for i := 0; i < *passes; i++ {
-		c0 := cpuSeconds()
+		c0 := procstat.CPUSeconds()
 		t0 := time.Now()
 		obj, err := runtime.Decode(dec, data)
 		if err != nil {
@@ -99,7 +94,7 @@ func main() {
 			os.Exit(1)
 		}
 		ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
-		cpu = append(cpu, (cpuSeconds()-c0)*1000)
+		cpu = append(cpu, (procstat.CPUSeconds()-c0)*1000)
 		list, ok := obj.(*corev1.PodList)
 		if !ok {
 			fmt.Fprintf(os.Stderr, "decoded a %T, not a PodList\n", obj)
@@ -109,11 +104,9 @@ func main() {
 		keep = obj
 	}
 	_ = keep
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	format := "json"
 	if bytes.HasPrefix(data, []byte("k8s\x00")) {
 		format = "protobuf"
 	}
-	fmt.Printf("RESULT impl=client-go format=%s items=%d bytes=%d ms=%.1f cpu_ms=%.1f maxrss_kb=%d\n", format, items, len(data), median(ms), median(cpu), ru.Maxrss)
+	fmt.Printf("RESULT impl=client-go format=%s items=%d bytes=%d ms=%.1f cpu_ms=%.1f maxrss_kb=%d\n", format, items, len(data), median(ms), median(cpu), procstat.Now().MaxRSSKB)
 }

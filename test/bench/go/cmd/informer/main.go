@@ -14,14 +14,10 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,30 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"kube.test/bench/internal/procstat"
 )
-
-func rssKB() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if strings.HasPrefix(s.Text(), "VmRSS:") {
-			v, _ := strconv.ParseInt(strings.Fields(s.Text())[1], 10, 64)
-			return v
-		}
-	}
-	return -1
-}
-
-// cpuSeconds is the user + system CPU time of the whole process so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
@@ -76,7 +51,7 @@ func main() {
 		impl = "client-go-json"
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	rssBefore := rssKB()
+	rssBefore := procstat.RSSKB()
 	start := time.Now()
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(*ns))
@@ -108,18 +83,15 @@ func main() {
 	factory.WaitForCacheSync(stop)
 	synced.Store(true)
 	syncS := time.Since(start).Seconds()
-	cpuSynced := cpuSeconds()
+	cpuSynced := procstat.CPUSeconds()
 	objects := len(inf.GetStore().ListKeys())
-	rssSynced := rssKB()
+	rssSynced := procstat.RSSKB()
 	fmt.Printf("SYNCED objects=%d\n", objects)
 	upStart := time.Now()
 	<-done
 	updS := time.Since(upStart).Seconds()
-	cpu := cpuSeconds()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	sys := float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+	u := procstat.Now()
 	fmt.Printf("RESULT impl=%s objects=%d sync_s=%.3f updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f maxrss_kb=%d rss_before_kb=%d rss_synced_kb=%d\n",
-		impl, objects, syncS, updS, cpu, cpuSynced, sys, ru.Maxrss, rssBefore, rssSynced)
+		impl, objects, syncS, updS, u.CPU, cpuSynced, u.System, u.MaxRSSKB, rssBefore, rssSynced)
 	close(stop)
 }

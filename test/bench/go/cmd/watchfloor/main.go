@@ -21,18 +21,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-)
 
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
+	"kube.test/bench/internal/procstat"
+)
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "watchfloor:", err)
@@ -88,7 +83,7 @@ func main() {
 		impl, accept = "client-go-floor-json", "application/json"
 	}
 	resp = get(c, base+"?watch=true&allowWatchBookmarks=true&resourceVersion="+list.Metadata.ResourceVersion, accept)
-	cpuOpen := cpuSeconds()
+	cpuOpen := procstat.CPUSeconds()
 	fmt.Println("SYNCED objects=0")
 	start := time.Now()
 
@@ -130,11 +125,8 @@ func main() {
 		}
 	}
 	updS := time.Since(start).Seconds()
-	cpu := cpuSeconds()
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	sys := float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+	u := procstat.Now()
 	fmt.Printf("RESULT impl=%s objects=0 sync_s=0 updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f maxrss_kb=%d rss_before_kb=0 rss_synced_kb=0\n",
-		impl, updS, cpu, cpuOpen, sys, ru.Maxrss)
+		impl, updS, u.CPU, cpuOpen, u.System, u.MaxRSSKB)
 	resp.Body.Close()
 }

@@ -13,10 +13,11 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+
+	"kube.test/bench/internal/procstat"
 )
 
 func makeKeys(n int) []string {
@@ -210,9 +211,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "unknown workload", workload)
 		os.Exit(2)
 	}
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	cpu := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	u := procstat.Now()
 	fmt.Printf("RESULT impl=client-go workload=%s n=%d ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%d\n",
-		workload, n, float64(d.Nanoseconds())/float64(n), cpu, ru.Maxrss)
+		workload, n, float64(d.Nanoseconds())/float64(n), u.CPU, u.MaxRSSKB)
 }
