@@ -1,8 +1,9 @@
 #pragma once
 
 // How the C++ benchmark programs that talk to the cluster load their
-// client settings: the kubeconfig run.sh hands them, nothing from the
-// environment.
+// client settings: from the kubeconfig run.sh hands them (--kubeconfig), as
+// `kubectl --kubeconfig` would; an empty path falls back to the usual
+// search (KUBECONFIG, ~/.kube/config, in-cluster).
 
 #include <kube/client_config.hpp>
 
