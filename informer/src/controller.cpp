@@ -124,7 +124,7 @@ std::optional<std::string> controller_owner_key(const unstructured& obj, const o
 namespace {
 
 std::unique_ptr<workqueue::rate_limited_queue<std::string>> make_queue(const asio::any_io_executor& strand,
-                                                                       const work_loop_options& o) {
+                                                                       const work_loop_params& o) {
   auto limiter = o.rate_limiter ? o.rate_limiter() : workqueue::default_controller_rate_limiter<std::string>();
   return std::make_unique<workqueue::rate_limited_queue<std::string>>(strand, std::move(limiter), o.queue);
 }
@@ -141,7 +141,7 @@ std::string describe(const std::exception_ptr& e) {
 
 } // namespace
 
-work_loop::work_loop(const asio::any_io_executor& ex, work_loop_options options)
+work_loop::work_loop(const asio::any_io_executor& ex, work_loop_params options)
     : strand_(kube::detail::make_strand_executor(ex)),
       opts_(std::move(options)),
       queue_(make_queue(strand_, opts_)),

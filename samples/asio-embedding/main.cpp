@@ -13,8 +13,8 @@
 // usage: asio-embedding [--port N] [--namespace NS] [--kubeconfig FILE] [--context NAME]
 //        --port 0 (the default) picks a free port; the first line printed is
 //        "listening on http://127.0.0.1:PORT".
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
 
 #include <kube/api/core/v1/config_map.hpp>

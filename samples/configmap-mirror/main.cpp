@@ -10,10 +10,10 @@
 // informer maps a mirror back to its source with a mapping function.)
 //
 // usage: configmap-mirror --from SOURCE_NS --to TARGET_NS [--kubeconfig FILE] [--context NAME] [--workers N]
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/core/v1/config_map.hpp>
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/exception.hpp>
 #include <kube/informer/informer_factory.hpp>
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
     kube::client c(io.get_executor(), config);
 
     // [mirror-setup]
-    ki::informer_factory_options so, to;
+    ki::informer_factory_params so, to;
     so.namespace_name = o.from;
     so.strip_managed_fields = true;
     to.namespace_name = o.to;
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     ki::informer_factory sources(c, so), targets(c, to);
     auto target_informer = targets.for_type<ConfigMap>();
 
-    kc::controller_options co;
+    kc::controller_params co;
     co.name = "configmap-mirror";
     co.workers = o.workers;
     co.on_reconciled = [](const kc::reconcile_outcome& r) {

@@ -8,10 +8,10 @@
 // deployments.apps, deployments.v1.apps, a CRD's plural or short name.
 // Prints NAME (and NAMESPACE with -A), one object per line; with -w, then
 // prints "EVENT NAME" lines as changes arrive until --timeout seconds pass.
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
-#include <kube/discovery_client.hpp>
-#include <kube/dynamic_api.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
+#include <kube/discovery/discovery_client.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
 #include <kube/exception.hpp>
 
 #include <boost/asio/as_tuple.hpp>

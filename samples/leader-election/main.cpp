@@ -8,10 +8,10 @@
 // usage: leader-election --identity ID [--namespace NS] [--lease NAME]
 //                        [--lease-duration S] [--renew-deadline S] [--retry-period MS]
 //                        [--kubeconfig FILE] [--context NAME]
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
-#include <kube/event_recorder.hpp>
-#include <kube/leader_election.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
+#include <kube/tools/event_recorder.hpp>
+#include <kube/tools/leader_election.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     kube::client c(io.get_executor(), config);
 
     // [events-setup]
-    kube::event_recorder_options ro;
+    kube::event_recorder_params ro;
     ro.component = "leader-election-sample";
     ro.host = o.identity;
     kube::event_recorder recorder(c, ro);
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     const kube::object_reference lease_ref{"coordination.k8s.io/v1", "Lease", o.namespace_name, o.lease, ""};
 
     // [leader-config]
-    kube::leader_elector_config cfg;
+    kube::leader_elector_params cfg;
     cfg.lease_namespace = o.namespace_name;
     cfg.lease_name = o.lease;
     cfg.identity = o.identity;  // unique per replica, e.g. the pod name

@@ -15,13 +15,13 @@
 // Every reconcile is logged on stdout.
 //
 // usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/apps/v1/deployment.hpp>
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/controller/finalizer.hpp>
-#include <kube/event_recorder.hpp>
+#include <kube/tools/event_recorder.hpp>
 #include <kube/exception.hpp>
 #include <kube/informer/informer_factory.hpp>
 
@@ -236,17 +236,17 @@ int main(int argc, char** argv) {
     asio::io_context io;
     kube::client c(io.get_executor(), config);
 
-    kube::event_recorder_options ro;
+    kube::event_recorder_params ro;
     ro.component = "sample-controller";
     kube::event_recorder recorder(c, ro);
 
     // [setup]
-    ki::informer_factory_options fo;
+    ki::informer_factory_params fo;
     fo.namespace_name = o.namespace_name;
     fo.strip_managed_fields = true;
     ki::informer_factory factory(c, fo);
 
-    kc::controller_options co;
+    kc::controller_params co;
     co.name = "sample-controller";
     co.workers = o.workers;
     co.on_reconciled = [](const kc::reconcile_outcome& r) {

@@ -15,8 +15,8 @@
 // explains the design.
 //
 // usage: servicelookup [--namespace NS] [--pod [NS/]NAME] [--kubeconfig FILE] [--context NAME]
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/workqueue/queue.hpp>
 

@@ -14,7 +14,7 @@
 #include "json_tree_reader.hpp"
 
 #include <kube/detail/watch_decoder.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>

@@ -3,7 +3,7 @@
 // and no credential in any log line or error text.
 #include "support/client_support.hpp"
 
-#include <kube/client.hpp>
+#include <kube/rest/client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -33,7 +33,7 @@
 #include <thread>
 
 namespace asio = boost::asio;
-using kube::detail::transport_settings;
+using kube::detail::transport_params;
 
 using namespace kube_test;
 
@@ -594,7 +594,7 @@ TEST_CASE("proxy-url sends requests through an HTTP CONNECT tunnel, TLS end to e
   CHECK(server.ends_with(proxy.last_target));
 }
 
-TEST_CASE("a request that outlives client_options.timeout fails with client_errc::timeout", "[client][timeout]") {
+TEST_CASE("a request that outlives client_params.timeout fails with client_errc::timeout", "[client][timeout]") {
   auto s = admin_cert_settings();
   s.timeout = std::chrono::milliseconds(400);
   // A watch read as a unary request: the server keeps it open for 60 s.

@@ -3,7 +3,7 @@
 // pagination, delete_collection and watch, on kube::unstructured.
 #include "support/client_support.hpp"
 
-#include <kube/dynamic_api.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

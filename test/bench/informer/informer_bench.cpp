@@ -10,8 +10,8 @@
 //   RESULT impl=kube objects=N sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=.. rss_before_kb=.. rss_synced_kb=..
 
 #include <kube/api/core/v1/pod.hpp>
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -25,10 +25,10 @@
 //   SYNCED objects=0        the watch is open: the harness starts the updates
 //   RESULT impl=floor-tls|floor-tls-blocking|floor-watch objects=0 sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=.. rss_before_kb=.. rss_synced_kb=..
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/core/v1/pod.hpp>
-#include <kube/client.hpp>
-#include <kube/client_config.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/config/client_config.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>

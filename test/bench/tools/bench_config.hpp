@@ -5,7 +5,7 @@
 // `kubectl --kubeconfig` would; an empty path falls back to the usual
 // search (KUBECONFIG, ~/.kube/config, in-cluster).
 
-#include <kube/client_config.hpp>
+#include <kube/config/client_config.hpp>
 
 #include <string>
 

@@ -5,7 +5,7 @@
 // status, scale and a second served version.
 #include "support/client_support.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/autoscaling/v1/scale.hpp>
 #include <kube/test/widgets.hpp>
 

@@ -5,7 +5,7 @@
 // updates, graceful shutdown drains an in-flight reconcile.
 #include "support/client_support.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/core/v1/config_map.hpp>
 #include <kube/api/core/v1/secret.hpp>
 #include <kube/controller/controller.hpp>
@@ -86,13 +86,13 @@ struct running_controller {
                      ctrl_done_at = steady::now();
                    }));
   }
-  static ki::informer_factory_options options(const std::string& ns) {
-    ki::informer_factory_options o;
+  static ki::informer_factory_params options(const std::string& ns) {
+    ki::informer_factory_params o;
     o.namespace_name = ns;
     return o;
   }
-  static kc::controller_options ctrl_options(unsigned workers) {
-    kc::controller_options o;
+  static kc::controller_params ctrl_options(unsigned workers) {
+    kc::controller_params o;
     o.name = "test";
     o.workers = workers;
     return o;

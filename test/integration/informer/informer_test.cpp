@@ -5,7 +5,7 @@
 // SERIAL.
 #include "support/client_support.hpp"
 
-#include <kube/dynamic_api.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/shared_informer.hpp>
@@ -204,9 +204,9 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::vector<kube::error_code> hook_errors;
   auto inf = factory.informer<kube::unstructured>("configmaps", [&] {
     auto inner = std::make_shared<ki::dynamic_lister_watcher>(
-        kube::dynamic_api(inf_client, {"", "v1", "configmaps"}, ns), ki::dynamic_lister_watcher_options{"ConfigMap"});
+        kube::dynamic_api(inf_client, {"", "v1", "configmaps"}, ns), ki::dynamic_lister_watcher_params{"ConfigMap"});
     gate = std::make_shared<gated_lister_watcher>(inner);
-    ki::informer_options<kube::unstructured> o;
+    ki::informer_params<kube::unstructured> o;
     o.transform = ki::strip_managed_fields();
     o.reflector.backoff.max = 2s;  // keep the test short; the rule itself is unit-tested
     o.on_watch_error = [&](const kube::error_code& ec, const kube::diagnostics&) {

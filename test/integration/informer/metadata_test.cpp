@@ -6,7 +6,7 @@
 #include "support/client_support.hpp"
 
 #include <kube/informer/informer_factory.hpp>
-#include <kube/metadata_api.hpp>
+#include <kube/dynamic/metadata_api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

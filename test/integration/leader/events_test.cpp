@@ -3,8 +3,8 @@
 // and cluster-scoped objects get their Events in "default".
 #include "support.hpp"
 
-#include <kube/dynamic_api.hpp>
-#include <kube/event_recorder.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/tools/event_recorder.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -40,7 +40,7 @@ struct running_recorder {
   bool done = false;
   kube::error_code result;
 
-  running_recorder(kube::client c, kube::event_recorder_options o) : rec(std::move(c), std::move(o)) {
+  running_recorder(kube::client c, kube::event_recorder_params o) : rec(std::move(c), std::move(o)) {
     rec.async_run(asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) {
       result = ec;
       done = true;
@@ -77,7 +77,7 @@ TEST_CASE("repeated events become one Event whose count kubectl sees", "[events]
   run_test([&](kube::client c) -> asio::awaitable<void> {
     kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
     auto cm = co_await cms.async_create(configmap("subject"));
-    kube::event_recorder_options o;
+    kube::event_recorder_params o;
     o.component = "events-test";
     running_recorder r(c, o);
     const auto ref = kube::object_reference::of(cm);
@@ -122,7 +122,7 @@ TEST_CASE("the spam filter caps a burst about one object at 25", "[events][integ
   run_test([&](kube::client c) -> asio::awaitable<void> {
     kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
     auto cm = co_await cms.async_create(configmap("noisy"));
-    kube::event_recorder_options o;
+    kube::event_recorder_params o;
     o.component = "events-test";
     running_recorder r(c, o);
     const auto ref = kube::object_reference::of(cm);
@@ -142,7 +142,7 @@ TEST_CASE("an event about a cluster-scoped object lands in default", "[events][i
   run_test([&](kube::client c) -> asio::awaitable<void> {
     kube::dynamic_api namespaces(c, {"", "v1", "namespaces"});
     auto nsobj = co_await namespaces.async_get(ns);
-    kube::event_recorder_options o;
+    kube::event_recorder_params o;
     o.component = "events-test";
     running_recorder r(c, o);
     r.rec.record(kube::object_reference::of(nsobj), kube::event_type::normal, "Checked", "namespace checked");

@@ -3,8 +3,8 @@
 // ours; a concurrent change forces a reread instead of an overwrite.
 #include "support.hpp"
 
-#include <kube/dynamic_api.hpp>
-#include <kube/finalizer.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/tools/finalizer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/json.hpp>

@@ -4,8 +4,8 @@
 // overwritten. Lease timings are short: 3 s / 2 s / 0.5 s.
 #include "support.hpp"
 
-#include <kube/dynamic_api.hpp>
-#include <kube/leader_election.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/tools/leader_election.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -40,7 +40,7 @@ std::unique_ptr<candidate> make_candidate(kube::client c, const std::string& ns,
                                           const std::string& id, arena& a, bool release = true) {
   auto cand = std::make_unique<candidate>();
   cand->id = id;
-  kube::leader_elector_config cfg;
+  kube::leader_elector_params cfg;
   cfg.lease_namespace = ns;
   cfg.lease_name = lease;
   cfg.identity = id;

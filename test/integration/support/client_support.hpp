@@ -5,7 +5,7 @@
 
 #include "cluster_env.hpp"
 
-#include <kube/client.hpp>
+#include <kube/rest/client.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,7 +20,7 @@
 
 namespace kube_test {
 namespace asio = boost::asio;
-using kube::detail::transport_settings;
+using kube::detail::transport_params;
 
 
 // Every line the SDK logs during a test, to check that no secret leaks.
@@ -33,9 +33,9 @@ inline captured_log& log_capture() {
   return c;
 }
 
-inline transport_settings base_settings() {
+inline transport_params base_settings() {
   auto env = kube_test::cluster_env();
-  transport_settings s;
+  transport_params s;
   s.server = env.at("KUBE_TEST_SERVER");
   s.ca_pem = kube_test::read_file(env.at("KUBE_TEST_CA"));
   s.ca_file = env.at("KUBE_TEST_CA");
@@ -48,7 +48,7 @@ inline transport_settings base_settings() {
   return s;
 }
 
-inline transport_settings admin_cert_settings() {
+inline transport_params admin_cert_settings() {
   auto s = base_settings();
   auto env = kube_test::cluster_env();
   s.client_cert_pem = kube_test::read_file(env.at("KUBE_TEST_ADMIN_CERT"));
@@ -56,14 +56,14 @@ inline transport_settings admin_cert_settings() {
   return s;
 }
 
-inline transport_settings token_settings(const std::string& who) {
+inline transport_params token_settings(const std::string& who) {
   auto s = base_settings();
   s.token = kube_test::cluster_token(who);
   return s;
 }
 
 // Runs one request to completion on a fresh io_context (no exceptions).
-inline std::pair<kube::error_code, kube::response> run(transport_settings s, kube::request r) {
+inline std::pair<kube::error_code, kube::response> run(transport_params s, kube::request r) {
   asio::io_context io;
   kube::client c(io.get_executor(), std::move(s));
   kube::error_code ec;

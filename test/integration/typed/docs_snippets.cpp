@@ -3,7 +3,7 @@
 // the guide quotes them verbatim.
 #include "support/client_support.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/core/v1/config_map.hpp>
 #include <kube/api/core/v1/pod.hpp>
 

@@ -5,7 +5,7 @@
 // pages, every one exactly once.
 #include "support/client_support.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/api/apps/v1/deployment.hpp>
 #include <kube/api/autoscaling/v1/scale.hpp>
 #include <kube/api/coordination/v1/lease.hpp>

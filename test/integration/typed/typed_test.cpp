@@ -8,7 +8,7 @@
 #include "support/client_support.hpp"
 #include "test_types.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

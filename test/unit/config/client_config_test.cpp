@@ -4,7 +4,7 @@
 
 #include "temp_dir.hpp"
 
-#include <kube/client_config.hpp>
+#include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
 
 #include <catch2/catch.hpp>

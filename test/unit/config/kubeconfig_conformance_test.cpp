@@ -16,7 +16,7 @@
 // from every other command).
 
 #include <kube/exception.hpp>
-#include <kube/kubeconfig.hpp>
+#include <kube/config/kubeconfig.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

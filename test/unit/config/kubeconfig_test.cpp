@@ -3,7 +3,7 @@
 #include "temp_dir.hpp"
 
 #include <kube/exception.hpp>
-#include <kube/kubeconfig.hpp>
+#include <kube/config/kubeconfig.hpp>
 
 #include <catch2/catch.hpp>
 

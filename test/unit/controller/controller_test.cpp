@@ -64,7 +64,7 @@ struct source {
   asio::cancellation_signal stop;
   bool done = false;
   source(asio::io_context& io, const std::shared_ptr<ki::manual_clock>& clk) {
-    ki::informer_options<T> o;
+    ki::informer_params<T> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
     inf = std::make_shared<ki::shared_index_informer<T>>(io.get_executor(), lw, std::move(o));
@@ -95,7 +95,7 @@ struct rig {
   kube::error_code run_ec;
 
   rig() {
-    kc::controller_options o;
+    kc::controller_params o;
     o.name = "cm-controller";
     o.workers = 2;
     o.queue.time_source = &qclk;

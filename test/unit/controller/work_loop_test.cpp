@@ -55,7 +55,7 @@ struct rig {
   kube::error_code run_ec;
 
   explicit rig(unsigned workers = 1) {
-    kc::work_loop_options o;
+    kc::work_loop_params o;
     o.name = "test";
     o.workers = workers;
     o.queue.time_source = &clk;
@@ -312,7 +312,7 @@ TEST_CASE("work_loop: cancelled while waiting for ready - bad arguments", "[cont
     CHECK(again == boost::system::errc::operation_not_supported);
   }
   asio::io_context io;
-  kc::work_loop_options o;
+  kc::work_loop_params o;
   o.workers = 0;
   CHECK_THROWS_AS(kc::work_loop(io.get_executor(), o), std::invalid_argument);
 }

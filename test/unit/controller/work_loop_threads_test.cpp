@@ -34,7 +34,7 @@ TEST_CASE("work_loop threads: producers on other threads, every last change reco
   auto guard = asio::make_work_guard(io);
   std::vector<std::thread> runners;
 
-  kc::work_loop_options o;
+  kc::work_loop_params o;
   o.workers = 4;
   kc::work_loop loop(io.get_executor(), o);
 

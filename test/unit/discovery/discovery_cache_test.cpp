@@ -1,6 +1,6 @@
 #include "recorded_server.hpp"
 
-#include <kube/discovery_cache.hpp>
+#include <kube/discovery/discovery_cache.hpp>
 
 #include <catch2/catch.hpp>
 

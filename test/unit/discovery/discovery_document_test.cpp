@@ -1,6 +1,6 @@
 #include "recorded_server.hpp"
 
-#include <kube/discovery_document.hpp>
+#include <kube/discovery/discovery_document.hpp>
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>

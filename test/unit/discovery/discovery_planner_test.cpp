@@ -1,6 +1,6 @@
 #include "recorded_server.hpp"
 
-#include <kube/discovery_planner.hpp>
+#include <kube/discovery/discovery_planner.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
-#include <kube/group_version.hpp>
-#include <kube/group_version_kind.hpp>
-#include <kube/group_version_resource.hpp>
+#include <kube/discovery/group_version.hpp>
+#include <kube/discovery/group_version_kind.hpp>
+#include <kube/discovery/group_version_resource.hpp>
 
 #include <catch2/catch.hpp>
 

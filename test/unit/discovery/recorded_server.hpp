@@ -3,8 +3,8 @@
 // The recorded discovery documents of test/data/discovery, served to a
 // discovery_planner the way the real apiserver served them.
 
-#include <kube/discovery_document.hpp>
-#include <kube/discovery_planner.hpp>
+#include <kube/discovery/discovery_document.hpp>
+#include <kube/discovery/discovery_planner.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 #include "recorded_server.hpp"
 
 #include <kube/exception.hpp>
-#include <kube/rest_mapper.hpp>
+#include <kube/discovery/rest_mapper.hpp>
 
 #include <catch2/catch.hpp>
 

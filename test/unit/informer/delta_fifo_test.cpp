@@ -3,7 +3,7 @@
 
 #include <kube/informer/delta_fifo.hpp>
 #include <kube/informer/indexer.hpp>
-#include <kube/unstructured.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/metadata_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
-#include <kube/metadata_api.hpp>
+#include <kube/dynamic/metadata_api.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -141,7 +141,7 @@ TEST_CASE("metadata informer: cache - listers and label selectors on partial_obj
   asio::io_context io;
   auto clk = std::make_shared<ki::manual_clock>();
   auto lw = std::make_shared<fake>();
-  ki::informer_options<partial_object_metadata> o;
+  ki::informer_params<partial_object_metadata> o;
   o.reflector.clk = clk;
   o.reflector.random = [] { return 0.5; };
   ki::shared_index_informer<partial_object_metadata> inf(io.get_executor(), lw, std::move(o));

@@ -51,13 +51,13 @@ TEST_CASE("reflector: the first list is at resourceVersion 0, then a watch from 
 
 TEST_CASE("reflector: watch timeoutSeconds is random between 300 and 600", "[informer][reflector]") {
   for (double r : {0.0, 0.999999}) {
-    reflector_rig t([r](reflector_options<thing>& o) { o.random = [r] { return r; }; });
+    reflector_rig t([r](reflector_params<thing>& o) { o.random = [r] { return r; }; });
     t.lw->push_list({}, "1");
     t.poll();
     REQUIRE(t.lw->watch_calls().size() == 1);
     CHECK(t.lw->watch_calls()[0].timeout_seconds == (r == 0.0 ? 300 : 599));
   }
-  reflector_rig t([](reflector_options<thing>& o) { o.random = {}; });  // the real generator
+  reflector_rig t([](reflector_params<thing>& o) { o.random = {}; });  // the real generator
   t.lw->push_list({}, "1");
   t.poll();
   for (int i = 0; i < 20; ++i) {
@@ -235,7 +235,7 @@ TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2
 }
 
 TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {
-  reflector_rig t([](reflector_options<thing>& o) { o.random = {}; });
+  reflector_rig t([](reflector_params<thing>& o) { o.random = {}; });
   clock::duration base = 800ms;
   for (int i = 0; i < 6; ++i) {
     t.lw->push_list_error(api_errc::internal_error, "down");
@@ -343,7 +343,7 @@ TEST_CASE("reflector: added events of a watch from version 0 do not move the ver
 
 TEST_CASE("reflector: streaming list syncs at the initial-events-end bookmark and keeps watching on that stream",
           "[informer][reflector]") {
-  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
   REQUIRE(t.lw->watch_calls().size() == 1);
   const auto& w = t.lw->watch_calls()[0];
   CHECK(w.send_initial_events);
@@ -370,7 +370,7 @@ TEST_CASE("reflector: streaming list syncs at the initial-events-end bookmark an
 }
 
 TEST_CASE("reflector: a refused streaming list falls back to list, and streaming stays off", "[informer][reflector]") {
-  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
   t.lw->push_watch_error(api_errc::invalid, "sendInitialEvents is forbidden");
   t.poll();
   REQUIRE(t.lw->list_calls().size() == 1);
@@ -389,7 +389,7 @@ TEST_CASE("reflector: a refused streaming list falls back to list, and streaming
 }
 
 TEST_CASE("reflector: a streaming list from an expired version restarts at the empty version", "[informer][reflector]") {
-  reflector_rig t([](reflector_options<thing>& o) { o.streaming_list = true; });
+  reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
   t.lw->push_watch({fake::bookmark("5", true)});
   t.poll();
   t.lw->stream(0)->push(fake::error(api_errc::internal_error, "x"));

@@ -44,8 +44,8 @@ struct reflector_rig {
   error_code run_ec;
   bool done = false;
 
-  explicit reflector_rig(const std::function<void(reflector_options<thing>&)>& tweak = {}) {
-    reflector_options<thing> o;
+  explicit reflector_rig(const std::function<void(reflector_params<thing>&)>& tweak = {}) {
+    reflector_params<thing> o;
     o.clk = clk;
     o.random = [] { return 0.5; };
     o.on_watch_error = [this](const error_code& ec, const diagnostics& d) {

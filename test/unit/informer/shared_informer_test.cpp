@@ -5,7 +5,7 @@
 #include <kube/informer/lister.hpp>
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/transform.hpp>
-#include <kube/unstructured.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -50,8 +50,8 @@ struct informer_rig {
   bool done = false;
   error_code run_ec;
 
-  explicit informer_rig(const std::function<void(informer_options<thing>&)>& tweak = {}) {
-    informer_options<thing> o;
+  explicit informer_rig(const std::function<void(informer_params<thing>&)>& tweak = {}) {
+    informer_params<thing> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
     o.on_watch_error = [this](const error_code& ec, const kube::diagnostics&) { errors.push_back(ec); };
@@ -259,7 +259,7 @@ TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync
 
 TEST_CASE("informer: the transform runs before caching - strip_managed_fields drops metadata.managedFields",
           "[informer][shared_informer]") {
-  informer_rig t([](informer_options<thing>& o) {
+  informer_rig t([](informer_params<thing>& o) {
     o.transform = [](std::shared_ptr<const thing> in) {
       auto c = std::make_shared<thing>(*in);
       c->colors = {"transformed"};

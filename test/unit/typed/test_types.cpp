@@ -2,7 +2,7 @@
 // way generated sources are: codec_impl.hpp helpers, unknown members kept.
 #include "test_types.hpp"
 
-#include <kube/api/codec_impl.hpp>
+#include <kube/codec/codec_impl.hpp>
 
 namespace {
 namespace json = boost::json;

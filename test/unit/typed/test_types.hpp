@@ -7,9 +7,9 @@
 // resource_traits). Used by the typed-client tests until the generated
 // types exist; a test binary must not link both.
 
-#include <kube/api/codec.hpp>
-#include <kube/api/resource.hpp>
-#include <kube/api/value_types.hpp>
+#include <kube/codec/codec.hpp>
+#include <kube/typed/resource.hpp>
+#include <kube/codec/value_types.hpp>
 
 #include <cstdint>
 #include <map>

@@ -5,7 +5,7 @@
 // delete answering an object or a Status, log lines split at any chunk).
 #include "test_types.hpp"
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -89,7 +89,7 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
   asio::co_spawn(io, server.run(), asio::detached);
-  kube::detail::transport_settings s;
+  kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
   kube::client c(io.get_executor(), s);
@@ -111,7 +111,7 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
 struct offline {
   asio::io_context io;
   kube::client c{io.get_executor(), [] {
-                   kube::detail::transport_settings s;
+                   kube::detail::transport_params s;
                    s.server = "http://127.0.0.1:1";
                    return s;
                  }()};
@@ -717,7 +717,7 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
     return std::vector<std::string>{json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})")};
   });
   asio::co_spawn(io, server.run(), asio::detached);
-  kube::detail::transport_settings s;
+  kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
   kube::client c(io.get_executor(), s);

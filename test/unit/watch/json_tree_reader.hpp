@@ -6,7 +6,7 @@
 // code reads an unknown member or a free-form field) through value(). It
 // accepts any valid JSON object, so every event the general path accepts,
 // this reader accepts too.
-#include <kube/api/json_reader.hpp>
+#include <kube/codec/json_reader.hpp>
 #include <kube/detail/watch_decoder.hpp>
 
 #include <boost/json/value.hpp>

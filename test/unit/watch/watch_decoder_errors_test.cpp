@@ -5,7 +5,7 @@
 
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/error.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <boost/json/serialize.hpp>
 #include <catch2/catch.hpp>

@@ -6,9 +6,9 @@
 #include "json_tree_reader.hpp"
 #include "watch_test_util.hpp"
 
-#include <kube/api/json_reader.hpp>
+#include <kube/codec/json_reader.hpp>
 #include <kube/detail/watch_decoder.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>

@@ -6,7 +6,7 @@
 
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/error.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>

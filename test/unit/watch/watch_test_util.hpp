@@ -4,7 +4,7 @@
 // body cut into given pieces, compare event sequences.
 
 #include <kube/detail/watch_decoder.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

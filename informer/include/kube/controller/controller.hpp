@@ -5,7 +5,7 @@
 // pattern, controller-runtime's builder, kube-rs's Controller).
 //
 //   informer_factory factory(client, {.namespace_name = "demo"});
-//   controller_options o;
+//   controller_params o;
 //   o.name = "foo-controller";
 //   o.workers = 2;
 //   controller<Foo> ctrl(factory, o);
@@ -72,7 +72,7 @@ namespace kube::controller {
 /// Options of controller<T>: the work loop's (name, workers, rate limiter,
 /// queue clock/metrics, on_reconciled hook) plus the owner type used by
 /// owns<U>() when T is not a resource type (e.g. kube::unstructured).
-struct controller_options : work_loop_options {
+struct controller_params : work_loop_params {
   std::optional<owner_type> owner = std::nullopt;
 };
 
@@ -85,7 +85,7 @@ public:
   /// Primary informer from the factory (factory.for_type<T>()); owns<U>() and
   /// watches<U>(map) take their informers from the same factory. The factory
   /// must outlive the controller.
-  controller(informer::informer_factory& factory, controller_options options = {})
+  controller(informer::informer_factory& factory, controller_params options = {})
     requires resource<T>
       : controller(factory.get_client().get_executor(), factory.for_type<T>(), std::move(options)) {
     factory_ = &factory;
@@ -93,7 +93,7 @@ public:
 
   /// Any informer of T (e.g. over the dynamic client or a scripted fake).
   controller(const boost::asio::any_io_executor& ex, std::shared_ptr<informer::shared_index_informer<T>> primary,
-             controller_options options = {})
+             controller_params options = {})
       : primary_(std::move(primary)), owner_(options.owner), loop_(std::make_shared<work_loop>(ex, options)) {
     if (!primary_) {
       throw std::invalid_argument("kube::controller::controller: the primary informer is null");
@@ -126,7 +126,7 @@ public:
   template <class U>
   controller& owns(std::shared_ptr<informer::shared_index_informer<U>> inf) {
     if (!owner_) {
-      throw std::logic_error("kube::controller::controller::owns: set controller_options::owner for this type");
+      throw std::logic_error("kube::controller::controller::owns: set controller_params::owner for this type");
     }
     const owner_type owner = *owner_;
     return watches<U>(std::move(inf), [owner](const U& obj) {

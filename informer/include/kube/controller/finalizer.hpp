@@ -1,6 +1,6 @@
 #pragma once
 
-// The finalizer helper (kube/finalizer.hpp) for typed objects: the same
+// The finalizer helper (kube/tools/finalizer.hpp) for typed objects: the same
 // rules and the same guarded write — a JSON merge patch of
 // metadata.finalizers carrying the object's resourceVersion, so a finalizer
 // another controller added or removed in between is never overwritten (409
@@ -18,10 +18,10 @@
 // name or an object without name or resourceVersion; kube.api codes from
 // the server. A cleanup that throws keeps the finalizer and rethrows.
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/exception.hpp>
-#include <kube/finalizer.hpp>
-#include <kube/unstructured.hpp>
+#include <kube/tools/finalizer.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <boost/asio/awaitable.hpp>
 

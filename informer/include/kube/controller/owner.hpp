@@ -15,8 +15,8 @@
 //     name alone for a cluster-scoped owner; a cluster-scoped dependent of
 //     a namespaced owner is invalid in Kubernetes and maps to nothing.
 
-#include <kube/api/resource.hpp>
-#include <kube/unstructured.hpp>
+#include <kube/typed/resource.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <optional>
 #include <string>

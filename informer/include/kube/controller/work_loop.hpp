@@ -72,7 +72,7 @@ struct work_loop_stats {
   unsigned max_in_flight = 0;    ///< the most ever running at once
 };
 
-struct work_loop_options {
+struct work_loop_params {
   std::string name = "controller";
   /// Worker coroutines (>= 1; std::invalid_argument otherwise).
   unsigned workers = 1;
@@ -92,13 +92,13 @@ public:
   /// A strand over the executor given (kube::detail::make_strand_executor).
   using executor_type = boost::asio::any_io_executor;
 
-  explicit work_loop(const boost::asio::any_io_executor& ex, work_loop_options options = {});
+  explicit work_loop(const boost::asio::any_io_executor& ex, work_loop_params options = {});
   work_loop(const work_loop&) = delete;
   work_loop& operator=(const work_loop&) = delete;
   ~work_loop();
 
   [[nodiscard]] const executor_type& get_executor() const noexcept { return strand_; }
-  [[nodiscard]] const work_loop_options& options() const noexcept { return opts_; }
+  [[nodiscard]] const work_loop_params& options() const noexcept { return opts_; }
 
   /// Queues `key` (any thread; ignored after shutdown).
   void enqueue(const std::string& key) { queue_->add(key); }
@@ -127,7 +127,7 @@ private:
   void finish(const std::string& key, reconcile_outcome& out, const reconcile_result* r, const std::string& what);
 
   executor_type strand_;
-  work_loop_options opts_;
+  work_loop_params opts_;
   std::unique_ptr<workqueue::rate_limited_queue<std::string>> queue_;
   boost::asio::steady_timer cv_;  // wakes run() when a worker leaves
   unsigned active_ = 0;           // workers running (strand only)

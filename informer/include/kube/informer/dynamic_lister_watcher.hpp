@@ -5,11 +5,11 @@
 
 #include <kube/informer/lister_watcher.hpp>
 
-#include <kube/dynamic_api.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
 #include <kube/exception.hpp>
-#include <kube/unstructured.hpp>
-#include <kube/watch_event.hpp>
-#include <kube/watch_stream.hpp>
+#include <kube/dynamic/unstructured.hpp>
+#include <kube/watch/watch_event.hpp>
+#include <kube/watch/watch_stream.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/json/value.hpp>
@@ -22,7 +22,7 @@
 namespace kube::informer {
 
 /// Options of dynamic_lister_watcher.
-struct dynamic_lister_watcher_options {
+struct dynamic_lister_watcher_params {
   /// The kind every object must have (e.g. "ConfigMap"); empty: not
   /// checked. Watch objects of another kind become error events
   /// (client_errc::decode_error); list items, which the server sends
@@ -129,7 +129,7 @@ private:
 /// when it has none). Errors keep the client's codes and diagnostics.
 class dynamic_lister_watcher final : public lister_watcher<unstructured> {
 public:
-  explicit dynamic_lister_watcher(dynamic_api api, dynamic_lister_watcher_options options = {})
+  explicit dynamic_lister_watcher(dynamic_api api, dynamic_lister_watcher_params options = {})
       : api_(std::move(api)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<unstructured>> list(const list_params& params) override {
@@ -182,7 +182,7 @@ private:
   }
 
   dynamic_api api_;
-  dynamic_lister_watcher_options opts_;
+  dynamic_lister_watcher_params opts_;
 };
 
 } // namespace kube::informer

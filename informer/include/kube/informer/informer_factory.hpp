@@ -7,10 +7,10 @@
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/transform.hpp>
 
-#include <kube/client.hpp>
-#include <kube/dynamic_api.hpp>
-#include <kube/group_version_resource.hpp>
-#include <kube/unstructured.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/discovery/group_version_resource.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -34,9 +34,9 @@
 
 namespace kube::informer {
 
-struct informer_factory_options {
+struct informer_factory_params {
   std::string namespace_name = {};               ///< empty: all namespaces
-  std::chrono::milliseconds default_resync{0};  ///< informer_options::default_resync of every informer
+  std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
   bool strip_managed_fields = false;             ///< for_resource, for_type and for_metadata informers drop managedFields
   watch_error_handler on_watch_error = {};       ///< given to every informer
 };
@@ -51,7 +51,7 @@ struct informer_factory_options {
 /// async_run, and every informer it made lives as long as the factory.
 class informer_factory {
 public:
-  informer_factory(client c, informer_factory_options options = {})
+  informer_factory(client c, informer_factory_params options = {})
       : client_(std::move(c)),
         opts_(std::move(options)),
         strand_(kube::detail::make_strand_executor(client_.get_executor())),
@@ -66,13 +66,13 @@ public:
                                                                     const std::string& expected_kind = {}) {
     const auto key = "dynamic:" + gvr.str();
     return informer<unstructured>(key, [&]() {
-      informer_options<unstructured> o;
+      informer_params<unstructured> o;
       o.name = gvr.resource;
       if (opts_.strip_managed_fields) {
         o.transform = strip_managed_fields();
       }
       auto lw = std::make_shared<dynamic_lister_watcher>(dynamic_api(client_, gvr, opts_.namespace_name),
-                                                         dynamic_lister_watcher_options{expected_kind, {}, {}});
+                                                         dynamic_lister_watcher_params{expected_kind, {}, {}});
       return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
     });
   }
@@ -86,9 +86,9 @@ public:
   std::shared_ptr<shared_index_informer<partial_object_metadata>> for_metadata(const group_version_resource& gvr) {
     const auto key = "metadata:" + gvr.str();
     return informer<partial_object_metadata>(key, [&]() {
-      informer_options<partial_object_metadata> o;
+      informer_params<partial_object_metadata> o;
       o.name = gvr.resource;
-      metadata_lister_watcher_options lo;
+      metadata_lister_watcher_params lo;
       lo.strip_managed_fields = opts_.strip_managed_fields;
       auto lw = std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name),
                                                           std::move(lo));
@@ -104,11 +104,11 @@ public:
     std::string key = "typed:";
     key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
     return informer<T>(key, [&]() {
-      informer_options<T> o;
+      informer_params<T> o;
       o.name = std::string(resource_traits<T>::plural);
       auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                : api<T>(client_);
-      typed_lister_watcher_options lo;
+      typed_lister_watcher_params lo;
       lo.strip_managed_fields = opts_.strip_managed_fields;
       auto lw = std::make_shared<typed_lister_watcher<T>>(std::move(a), std::move(lo));
       return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
@@ -116,7 +116,7 @@ public:
   }
 
   /// The informer registered under `key`, created by `make` on first use.
-  /// `make` returns {lister_watcher, informer_options}; the factory's
+  /// `make` returns {lister_watcher, informer_params}; the factory's
   /// default_resync and on_watch_error fill options left empty.
   template <class T, class Make>
   std::shared_ptr<shared_index_informer<T>> informer(const std::string& key, Make&& make) {
@@ -257,7 +257,7 @@ private:
   }
 
   client client_;
-  informer_factory_options opts_;
+  informer_factory_params opts_;
   boost::asio::any_io_executor strand_;  // a strand (make_strand_executor)
   boost::asio::steady_timer cv_;
   mutable std::mutex m_;

@@ -15,7 +15,7 @@
 // the same set. Errors: std::invalid_argument naming the selector and the
 // offending position or token.
 
-#include <kube/api/string_map.hpp>
+#include <kube/codec/string_map.hpp>
 
 #include <cctype>
 #include <cstddef>

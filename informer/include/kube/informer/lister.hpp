@@ -3,7 +3,7 @@
 #include <kube/informer/indexer.hpp>
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/label_selector.hpp>
-#include <kube/api/string_map.hpp>
+#include <kube/codec/string_map.hpp>
 
 #include <functional>
 #include <memory>

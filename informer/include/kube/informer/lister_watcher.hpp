@@ -9,7 +9,7 @@
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
-#include <kube/list_params.hpp>
+#include <kube/rest/list_params.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/error.hpp>

@@ -8,7 +8,7 @@
 #include <kube/informer/typed_lister_watcher.hpp>
 
 #include <kube/exception.hpp>
-#include <kube/metadata_api.hpp>
+#include <kube/dynamic/metadata_api.hpp>
 
 #include <memory>
 #include <optional>
@@ -18,7 +18,7 @@
 namespace kube::informer {
 
 /// Options of metadata_lister_watcher.
-struct metadata_lister_watcher_options {
+struct metadata_lister_watcher_params {
   std::string label_selector = {};  ///< sent with every list and watch
   std::string field_selector = {};  ///< sent with every list and watch
   /// Drop metadata.managedFields from every object before it is shared
@@ -67,7 +67,7 @@ inline object_policy<partial_object_metadata> metadata_policy(bool strip_managed
 /// they are shared.
 class metadata_lister_watcher final : public lister_watcher<partial_object_metadata> {
 public:
-  explicit metadata_lister_watcher(metadata_api api, metadata_lister_watcher_options options = {})
+  explicit metadata_lister_watcher(metadata_api api, metadata_lister_watcher_params options = {})
       : api_(std::move(api)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<partial_object_metadata>> list(const list_params& params) override {
@@ -103,7 +103,7 @@ public:
 
 private:
   metadata_api api_;
-  metadata_lister_watcher_options opts_;
+  metadata_lister_watcher_params opts_;
 };
 
 } // namespace kube::informer

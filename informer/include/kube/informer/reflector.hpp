@@ -9,7 +9,7 @@
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
-#include <kube/list_params.hpp>
+#include <kube/rest/list_params.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -45,7 +45,7 @@ template <class T>
 using transform_func = std::function<std::shared_ptr<const T>(std::shared_ptr<const T>)>;
 
 template <class T>
-struct reflector_options {
+struct reflector_params {
   std::string name = "reflector";          ///< names the reflector in error messages
   std::shared_ptr<clock> clk = {};         ///< null: default_clock()
   std::function<double()> random = {};     ///< uniform [0, 1); null: a seeded mt19937_64
@@ -109,7 +109,7 @@ class reflector {
 public:
   using object_ptr = std::shared_ptr<const T>;
 
-  reflector(std::shared_ptr<lister_watcher<T>> lw, delta_fifo<T>& fifo, reflector_options<T> options = {})
+  reflector(std::shared_ptr<lister_watcher<T>> lw, delta_fifo<T>& fifo, reflector_params<T> options = {})
       : lw_(std::move(lw)), fifo_(fifo), o_(std::move(options)), backoff_(o_.backoff) {
     if (!lw_) {
       throw std::invalid_argument("reflector: a lister_watcher is required");
@@ -155,7 +155,7 @@ public:
   [[nodiscard]] bool last_sync_resource_version_unavailable() const noexcept { return unavailable_; }
   [[nodiscard]] const reflector_stats& stats() const noexcept { return stats_; }
   [[nodiscard]] bool streaming_enabled() const noexcept { return o_.streaming_list; }
-  [[nodiscard]] const reflector_options<T>& options() const noexcept { return o_; }
+  [[nodiscard]] const reflector_params<T>& options() const noexcept { return o_; }
 
 private:
   struct failure {
@@ -547,7 +547,7 @@ private:
 
   std::shared_ptr<lister_watcher<T>> lw_;
   delta_fifo<T>& fifo_;
-  reflector_options<T> o_;
+  reflector_params<T> o_;
   backoff backoff_;
   std::string last_rv_;
   bool unavailable_ = false;

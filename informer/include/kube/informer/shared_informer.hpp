@@ -92,7 +92,7 @@ private:
 };
 
 template <class T>
-struct informer_options {
+struct informer_params {
   std::string name = "informer";
   /// Resync period of handlers added without one; also the initial resync
   /// check period. Zero: no resync unless a handler asks for one before
@@ -108,7 +108,7 @@ struct informer_options {
   /// Reflector tuning (clock, random, backoff, timeouts, page size,
   /// streaming list). Its transform/on_watch_error/key/after_replace are
   /// set from the fields above.
-  reflector_options<T> reflector = {};
+  reflector_params<T> reflector = {};
 };
 
 /// client-go's SharedIndexInformer: a Reflector feeding a DeltaFIFO, a
@@ -147,7 +147,7 @@ public:
   using executor_type = boost::asio::any_io_executor;
 
   shared_index_informer(boost::asio::any_io_executor ex, std::shared_ptr<lister_watcher<T>> lw,
-                        informer_options<T> options = {})
+                        informer_params<T> options = {})
       : strand_(kube::detail::make_strand_executor(ex)),
         o_(std::move(options)),
         cache_(std::make_shared<indexer<T>>(o_.key, std::move(o_.indexers))),
@@ -163,7 +163,7 @@ public:
   [[nodiscard]] const executor_type& get_executor() const noexcept { return strand_; }
 
   /// Adds a handler (any thread). Resync period: `resync` (zero: none),
-  /// default: informer_options::default_resync.
+  /// default: informer_params::default_resync.
   std::shared_ptr<handler_registration> add_handler(event_handler<T> h) {
     return add_handler(std::move(h), o_.default_resync);
   }
@@ -235,7 +235,7 @@ private:
     clock::time_point next_resync{};
   };
 
-  reflector_options<T> reflector_opts() {
+  reflector_params<T> reflector_opts() {
     auto r = o_.reflector;
     r.name = o_.name;
     r.transform = o_.transform;
@@ -412,7 +412,7 @@ private:
 
   std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see remove_handler
   executor_type strand_;
-  informer_options<T> o_;
+  informer_params<T> o_;
   std::shared_ptr<indexer<T>> cache_;
   delta_fifo<T> fifo_;
   reflector<T> reflector_;

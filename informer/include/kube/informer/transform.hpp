@@ -1,10 +1,10 @@
 #pragma once
 
-// Ready-made transforms for informer_options::transform.
+// Ready-made transforms for informer_params::transform.
 
 #include <kube/informer/reflector.hpp>
 
-#include <kube/unstructured.hpp>
+#include <kube/dynamic/unstructured.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/storage_ptr.hpp>

@@ -3,7 +3,7 @@
 // lister_watcher over the typed client: objects of a generated (or CRD)
 // type T, decoded once from the wire straight into T.
 
-#include <kube/api.hpp>
+#include <kube/typed/api.hpp>
 #include <kube/exception.hpp>
 #include <kube/informer/lister_watcher.hpp>
 
@@ -18,7 +18,7 @@
 namespace kube::informer {
 
 /// Options of typed_lister_watcher.
-struct typed_lister_watcher_options {
+struct typed_lister_watcher_params {
   std::string label_selector = {};  ///< sent with every list and watch
   std::string field_selector = {};  ///< sent with every list and watch
   /// Drop metadata.managedFields from every object before it is shared
@@ -168,7 +168,7 @@ template <class T>
   requires resource<T>
 class typed_lister_watcher final : public lister_watcher<T> {
 public:
-  explicit typed_lister_watcher(api<T> a, typed_lister_watcher_options options = {})
+  explicit typed_lister_watcher(api<T> a, typed_lister_watcher_params options = {})
       : api_(std::move(a)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<T>> list(const list_params& params) override {
@@ -214,7 +214,7 @@ private:
   }
 
   api<T> api_;
-  typed_lister_watcher_options opts_;
+  typed_lister_watcher_params opts_;
 };
 
 } // namespace kube::informer

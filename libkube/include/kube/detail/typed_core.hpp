@@ -10,12 +10,12 @@
 // Also the small public value types the typed client completes with
 // (api_status, delete_result), which need no JSON in this header.
 
-#include <kube/api/codec.hpp>
-#include <kube/api/resource.hpp>
-#include <kube/client.hpp>
+#include <kube/codec/codec.hpp>
+#include <kube/typed/resource.hpp>
+#include <kube/rest/client.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/watch_decoder.hpp>
-#include <kube/list_params.hpp>
+#include <kube/rest/list_params.hpp>
 
 #include <cstdint>
 #include <iterator>

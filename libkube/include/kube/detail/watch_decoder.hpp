@@ -29,9 +29,9 @@
 // Errors: write()/finish() return the stream's error, which is sticky.
 // Allocation failure throws std::bad_alloc and leaves the decoder failed.
 
-#include <kube/api/codec.hpp>
+#include <kube/codec/codec.hpp>
 #include <kube/error.hpp>
-#include <kube/watch_event.hpp>
+#include <kube/watch/watch_event.hpp>
 
 #include <cstddef>
 #include <cstdint>

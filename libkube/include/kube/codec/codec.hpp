@@ -1,0 +1,153 @@
+#pragma once
+
+// JSON encoding and decoding of generated Kubernetes types.
+//
+//   auto pod = kube::from_json<kube::api::core::v1::Pod>(text);   // throws kube::decode_error
+//   std::string text = kube::to_json(pod);
+//
+// Every generated type T declares, in its own namespace (found by ADL):
+//   void decode(const boost::json::value& in, T& out, const kube::json_path& at);
+//   void encode(const T& in, boost::json::value& out);
+//   void read_json(kube::codec::json_reader& in, T& out, const kube::json_path& at);
+// (read_json decodes straight from the text, see json_reader.hpp.) Their definitions live in compiled sources, so including a type's header
+// costs no JSON templates. decode keeps the members T does not know in
+// T::unknown_fields and encode writes them back; JSON null decodes as an
+// absent optional. A value of the wrong JSON type throws decode_error naming
+// the field path (".spec.containers[0].ports[1].containerPort").
+//
+// Thread safety: the functions are reentrant.
+
+#include <kube/codec/value_types.hpp>
+
+#include <boost/json/fwd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kube {
+
+/// Where in a JSON document the decoder is: a chain of member names and array
+/// indexes kept on the stack; turned into text only for an error.
+struct json_path {
+  static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
+  const json_path* parent = nullptr;
+  std::string_view member;       ///< member name, when index == no_index
+  std::size_t index = no_index;  ///< array index
+
+  /// ".spec.containers[0].image"; "." for the root.
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// A JSON document did not fit the C++ type.
+class decode_error : public std::runtime_error {
+public:
+  decode_error(std::string path, const std::string& problem);
+  /// The field path, e.g. ".metadata.labels.app".
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+private:
+  std::string path_;
+};
+
+namespace codec {
+
+class json_reader;
+
+/// Throws decode_error at `at`: "<path>: <problem>".
+[[noreturn]] void fail(const json_path& at, const std::string& problem);
+/// "expected <what>, got <JSON kind of v>".
+[[noreturn]] void fail_type(const boost::json::value& v, const json_path& at, std::string_view what);
+
+// Leaf codecs.
+void decode(const boost::json::value& in, std::string& out, const json_path& at);
+void decode(const boost::json::value& in, bool& out, const json_path& at);
+void decode(const boost::json::value& in, std::int32_t& out, const json_path& at);
+void decode(const boost::json::value& in, std::int64_t& out, const json_path& at);
+void decode(const boost::json::value& in, double& out, const json_path& at);
+void decode(const boost::json::value& in, int_or_string& out, const json_path& at);
+void decode(const boost::json::value& in, quantity& out, const json_path& at);
+void decode(const boost::json::value& in, timestamp& out, const json_path& at);
+void decode(const boost::json::value& in, micro_timestamp& out, const json_path& at);
+void decode(const boost::json::value& in, bytes& out, const json_path& at);
+void decode(const boost::json::value& in, raw_json& out, const json_path& at);
+
+void encode(const std::string& in, boost::json::value& out);
+void encode(bool in, boost::json::value& out);
+void encode(std::int32_t in, boost::json::value& out);
+void encode(std::int64_t in, boost::json::value& out);
+void encode(double in, boost::json::value& out);
+void encode(const int_or_string& in, boost::json::value& out);
+void encode(const quantity& in, boost::json::value& out);
+void encode(const timestamp& in, boost::json::value& out);
+void encode(const micro_timestamp& in, boost::json::value& out);
+void encode(const bytes& in, boost::json::value& out);
+void encode(const raw_json& in, boost::json::value& out);
+
+// Type-erased entry points (implemented once, in libkube).
+using decode_fn = void (*)(const boost::json::value&, void*, const json_path&);
+using encode_fn = void (*)(const void*, boost::json::value&);
+/// Parses `text` and decodes it with `fn`; throws decode_error (the parse
+/// error has path ".").
+void decode_text(std::string_view text, decode_fn fn, void* out);
+/// Decodes straight from JSON text (json_reader.hpp), without a DOM.
+using read_fn = void (*)(json_reader&, void*, const json_path&);
+/// Decodes `text` with `read` (no DOM); when that fails, parses it and
+/// decodes with `fn`, whose decode_error is thrown (its messages are the
+/// reference wording).
+void decode_text(std::string_view text, read_fn read, decode_fn fn, void* out);
+/// Reads the reader's next value as a DOM value and decodes it with `fn`:
+/// read_erased's path for types without a read_json.
+void read_via_dom(json_reader& in, decode_fn fn, void* out, const json_path& at);
+[[nodiscard]] std::string encode_text(encode_fn fn, const void* in);
+
+template <class T>
+void decode_erased(const boost::json::value& v, void* out, const json_path& at) {
+  decode(v, *static_cast<T*>(out), at);
+}
+/// read_json(in, T&, at) when T has one (generated types do), else the DOM
+/// codec on the next value.
+template <class T>
+void read_erased(json_reader& in, void* out, const json_path& at) {
+  if constexpr (requires(T& o) { read_json(in, o, at); }) {
+    read_json(in, *static_cast<T*>(out), at);
+  } else {
+    read_via_dom(in, &decode_erased<T>, out, at);
+  }
+}
+template <class T>
+void encode_erased(const void* in, boost::json::value& out) {
+  encode(*static_cast<const T*>(in), out);
+}
+
+} // namespace codec
+
+/// Decodes a JSON document into T; throws decode_error.
+template <class T>
+[[nodiscard]] T from_json(std::string_view text) {
+  T out{};
+  codec::decode_text(text, &codec::read_erased<T>, &codec::decode_erased<T>, &out);
+  return out;
+}
+
+/// Decodes an already parsed JSON value into T; throws decode_error.
+template <class T>
+[[nodiscard]] T from_json_value(const boost::json::value& v) {
+  T out{};
+  const json_path root{};
+  codec::decode_erased<T>(v, &out, root);
+  return out;
+}
+
+/// Encodes T as compact JSON.
+template <class T>
+[[nodiscard]] std::string to_json(const T& obj) {
+  return codec::encode_text(&codec::encode_erased<T>, &obj);
+}
+
+} // namespace kube

@@ -1,0 +1,117 @@
+#pragma once
+
+// Finalizers for controllers, on kube::unstructured objects through the
+// dynamic client: add ours while an object lives, and when it is being
+// deleted (metadata.deletionTimestamp set) run our cleanup, then remove
+// ours — never anyone else's.
+//
+// Every write is a JSON merge patch of metadata.finalizers that carries the
+// object's metadata.resourceVersion: the apiserver applies it only to that
+// exact version and answers 409 Conflict otherwise (the "optimistic lock"
+// merge patch controller-runtime uses). So a finalizer another controller
+// added or removed in between is never overwritten; on conflict the helper
+// reads the object again and recomputes the list (at most 5 times).
+
+#include <kube/detail/initiate.hpp>
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/dynamic/unstructured.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kube::finalizers {
+
+/// metadata.finalizers (strings only).
+[[nodiscard]] std::vector<std::string> list(const unstructured& obj);
+[[nodiscard]] bool contains(const unstructured& obj, std::string_view finalizer);
+/// metadata.deletionTimestamp is set: finalizers are running.
+[[nodiscard]] bool is_being_deleted(const unstructured& obj);
+
+/// The guarded merge patch that sets metadata.finalizers to `finalizers` on
+/// exactly obj's resourceVersion. Throws kube::error(client_errc::invalid_config)
+/// if obj has no resourceVersion (an unguarded write could drop another
+/// controller's finalizer).
+[[nodiscard]] std::string guarded_patch(const unstructured& obj, const std::vector<std::string>& finalizers);
+
+/// What async_handle did.
+enum class action {
+  none,       ///< nothing to do (ours present and alive; or deleting without ours)
+  added,      ///< ours was added
+  finalized,  ///< deleting: cleanup ran and ours was removed
+};
+
+struct result {
+  finalizers::action action = action::none;
+  unstructured object;  ///< the object after the change (empty if it is gone)
+};
+
+/// The cleanup to run before our finalizer is removed; it receives the
+/// object being deleted. Throwing keeps the finalizer (retry later).
+using cleanup_fn = std::function<boost::asio::awaitable<void>(const unstructured&)>;
+
+namespace detail {
+void start_ensure(dynamic_api api, unstructured obj, std::string finalizer, boost::asio::any_io_executor ex,
+                  kube::detail::completion<unstructured> h);
+void start_remove(dynamic_api api, unstructured obj, std::string finalizer, boost::asio::any_io_executor ex,
+                  kube::detail::completion<unstructured> h);
+void start_handle(dynamic_api api, unstructured obj, std::string finalizer, cleanup_fn cleanup,
+                  boost::asio::any_io_executor ex, kube::detail::completion<result> h);
+} // namespace detail
+
+// The async operations below are Asio initiating functions with completion
+// void(error_code, T) (kube::use_awaitable throws kube::error with the
+// server's Status). They run as a coroutine on `ex` (usually the caller's
+// executor: co_await this_coro::executor). Errors: client_errc::invalid_config
+// for an empty finalizer name or an object without name or resourceVersion;
+// kube.api codes from the server (conflict only after 5 rereads).
+// Cancellation: per operation (terminal), through the token's slot.
+// Thread safety: the functions keep no state; operations on distinct objects
+// may run concurrently (dynamic_api copies share one client).
+// Arguments are taken by reference/view and copied into the operation, so
+// `co_await async_handle(ex, api, obj, "x", cleanup)` creates no class
+// temporaries inside the co_await (see the g++ 12 note in docs/guides/client.md).
+
+/// Adds `finalizer` unless present (then no request is made) or the object
+/// is being deleted (new finalizers are not allowed then). Completes with
+/// the object as written (or as given, when nothing was written).
+template <class Token = use_awaitable_t>
+auto async_ensure(const boost::asio::any_io_executor& ex, const dynamic_api& api, const unstructured& obj,
+                  std::string_view finalizer, Token&& token = {}) {
+  return kube::detail::initiate<unstructured>(
+      [api, obj, f = std::string(finalizer), ex](kube::detail::completion<unstructured> h) mutable {
+        detail::start_ensure(std::move(api), std::move(obj), std::move(f), std::move(ex), std::move(h));
+      },
+      std::forward<Token>(token));
+}
+
+/// Removes `finalizer` only (no request when absent). An object that is
+/// already gone (404) counts as done: completes with an empty object.
+template <class Token = use_awaitable_t>
+auto async_remove(const boost::asio::any_io_executor& ex, const dynamic_api& api, const unstructured& obj,
+                  std::string_view finalizer, Token&& token = {}) {
+  return kube::detail::initiate<unstructured>(
+      [api, obj, f = std::string(finalizer), ex](kube::detail::completion<unstructured> h) mutable {
+        detail::start_remove(std::move(api), std::move(obj), std::move(f), std::move(ex), std::move(h));
+      },
+      std::forward<Token>(token));
+}
+
+/// The reconcile step: alive -> ensure ours; being deleted with ours ->
+/// co_await cleanup(obj), then remove ours; being deleted without ours ->
+/// nothing. If cleanup throws, the finalizer stays and the operation fails
+/// with the exception's code (system_error) or errc::state_not_recoverable.
+template <class Token = use_awaitable_t>
+auto async_handle(const boost::asio::any_io_executor& ex, const dynamic_api& api, const unstructured& obj,
+                  std::string_view finalizer, const cleanup_fn& cleanup, Token&& token = {}) {
+  return kube::detail::initiate<result>(
+      [api, obj, f = std::string(finalizer), c = cleanup, ex](kube::detail::completion<result> h) mutable {
+        detail::start_handle(std::move(api), std::move(obj), std::move(f), std::move(c), std::move(ex), std::move(h));
+      },
+      std::forward<Token>(token));
+}
+
+} // namespace kube::finalizers

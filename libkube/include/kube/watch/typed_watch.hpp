@@ -1,0 +1,163 @@
+#pragma once
+
+// kube::typed_watch_event<T> and kube::typed_watch_stream<T>: a watch whose
+// events carry T. Included by <kube/typed/api.hpp>.
+
+#include <kube/detail/typed_core.hpp>
+#include <kube/watch/watch_stream.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+
+namespace kube {
+
+/// One event of a typed watch.
+///
+/// `type` is added, modified, deleted or bookmark (never error: an ERROR
+/// event completes async_next with its error code instead).
+/// `resource_version` is the object's metadata.resourceVersion for every
+/// event; for a BOOKMARK it is the only meaningful field and `object` is a
+/// default T (bookmarks carry a partial object that need not fit T), and
+/// `initial_events_end` is true for the bookmark that ends the initial
+/// events of a streaming list (sendInitialEvents=true).
+template <class T>
+struct typed_watch_event {
+  watch_event_type type = watch_event_type::added;
+  T object{};
+  std::string resource_version;
+  bool initial_events_end = false;
+};
+
+namespace detail {
+
+/// Where a translated event goes.
+struct event_slot {
+  codec::decode_fn decode = nullptr;
+  codec::read_fn read = nullptr;  ///< for objects kept as text (watch_event::object_text)
+  std::string_view (*resource_version_of)(const void* object) = nullptr;
+  watch_event_type* type = nullptr;
+  std::string* resource_version = nullptr;
+  bool* initial_events_end = nullptr;
+  void* object = nullptr;
+  std::shared_ptr<void> keep;
+  /// Takes an object the watch decoder already read (watch_event::decoded)
+  /// when it is of `object_type`, `object`'s type: moved, or copied when
+  /// copies of the event share it.
+  const std::type_info* object_type = nullptr;
+  void (*take)(void* object, void* decoded, bool copy) = nullptr;
+};
+
+template <class T>
+void take_object(void* object, void* decoded, bool copy) {
+  if (copy) {
+    *static_cast<T*>(object) = *static_cast<const T*>(decoded);
+  } else {
+    *static_cast<T*>(object) = std::move(*static_cast<T*>(decoded));
+  }
+}
+
+/// T's metadata.resourceVersion (a view into the object), when T has the
+/// resource_version() accessor generated resource kinds have; else nullptr
+/// (events of such a T go through the DOM).
+template <class T>
+constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
+  if constexpr (has_resource_version<T>) {
+    return [](const void* o) { return std::string_view(static_cast<const T*>(o)->resource_version()); };
+  } else {
+    return nullptr;
+  }
+}
+
+template <class T>
+event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
+  event_slot s;
+  s.decode = &codec::decode_erased<T>;
+  s.read = &codec::read_erased<T>;
+  s.resource_version_of = resource_version_of<T>();
+  s.type = &ev->type;
+  s.resource_version = &ev->resource_version;
+  s.initial_events_end = &ev->initial_events_end;
+  s.object = &ev->object;
+  s.keep = std::move(ev);
+  s.object_type = &typeid(T);
+  s.take = &take_object<T>;
+  return s;
+}
+
+/// Translates one raw event, consuming its object (see decode_watch_event). `what` names the
+/// watch in messages ("watch configmaps in namespace demo").
+error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what,
+                                 diagnostics& diag);
+
+void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h);
+void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_completion h);
+
+} // namespace detail
+
+/// Turns a raw watch event into a typed one: ADDED/MODIFIED/DELETED decode
+/// the object into T (a misfit is client_errc::decode_error, the message
+/// names the event type and the field path); BOOKMARK only sets
+/// resource_version; ERROR returns the error the server's Status means
+/// (e.g. api_errc::expired, with the Status in diag). `out` is left
+/// unspecified when an error is returned.
+template <class T>
+error_code decode_watch_event(watch_event ev, typed_watch_event<T>& out, diagnostics& diag) {
+  detail::event_slot s;
+  s.decode = &codec::decode_erased<T>;
+  s.read = &codec::read_erased<T>;
+  s.resource_version_of = detail::resource_version_of<T>();
+  s.type = &out.type;
+  s.resource_version = &out.resource_version;
+  s.initial_events_end = &out.initial_events_end;
+  s.object = &out.object;
+  s.object_type = &typeid(T);
+  s.take = &detail::take_object<T>;
+  return detail::translate_watch_event(ev, s, "watch event", diag);
+}
+
+/// A watch of T's: kube::watch_stream with events decoded into T.
+///
+/// async_next() completes with the next typed_watch_event<T>, or:
+///  - `boost::asio::error::eof` once the server ended the watch cleanly
+///    (timeoutSeconds passed); start a new watch from the last
+///    resource_version seen;
+///  - the error of an ERROR event (e.g. api_errc::expired for a too old
+///    resourceVersion: relist), with the server's Status in diagnostics;
+///    the server ends the stream after it;
+///  - client_errc::decode_error when an object does not fit T: that event
+///    is lost, the stream stays usable;
+///  - the watch_stream's own errors (malformed stream, connection).
+///
+/// Thread safety, cancellation and close(): as kube::watch_stream (one
+/// async_next at a time; cancelling it ends the stream).
+template <class T>
+class typed_watch_stream {
+public:
+  typed_watch_stream() = default;
+  typed_watch_stream(detail::typed_ptr t, watch_stream w) : t_(std::move(t)), w_(std::move(w)) {}
+
+  /// Completion: void(error_code, typed_watch_event<T>).
+  template <class Token = use_awaitable_t>
+  auto async_next(Token&& token = {}) {
+    return detail::typed_initiate<typed_watch_event<T>>(
+        [t = t_, w = w_](std::shared_ptr<typed_watch_event<T>> out, detail::typed_completion h) mutable {
+          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot<T>(std::move(out)),
+                                   std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
+  /// Closes the connection; a pending async_next completes with operation_aborted.
+  void close() { w_.close(); }
+  [[nodiscard]] bool is_open() const noexcept { return w_.is_open(); }
+  /// The untyped stream underneath.
+  [[nodiscard]] const watch_stream& raw() const noexcept { return w_; }
+
+private:
+  detail::typed_ptr t_;
+  watch_stream w_;
+};
+
+} // namespace kube

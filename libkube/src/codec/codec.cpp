@@ -1,0 +1,310 @@
+#include <kube/codec/codec_impl.hpp>
+#include <kube/codec/json_reader.hpp>
+#include <kube/detail/config_files.hpp>
+#include <kube/detail/typed_core.hpp>
+
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace kube {
+
+std::string json_path::to_string() const {
+  std::vector<const json_path*> chain;
+  for (const auto* p = this; p != nullptr; p = p->parent) chain.push_back(p);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const auto* p = *it;
+    if (p->parent == nullptr) continue;  // the root
+    if (p->index != no_index) {
+      out += '[' + std::to_string(p->index) + ']';
+    } else {
+      out += '.';
+      out.append(p->member);
+    }
+  }
+  return out.empty() ? std::string(".") : out;
+}
+
+decode_error::decode_error(std::string path, const std::string& problem)
+    : std::runtime_error(path + ": " + problem), path_(std::move(path)) {}
+
+namespace codec {
+namespace json = boost::json;
+
+void fail(const json_path& at, const std::string& problem) { throw decode_error(at.to_string(), problem); }
+
+void fail_type(const json::value& v, const json_path& at, std::string_view what) {
+  std::string got;
+  switch (v.kind()) {
+    case json::kind::null: got = "null"; break;
+    case json::kind::bool_: got = "a boolean"; break;
+    case json::kind::int64:
+    case json::kind::uint64: got = "an integer"; break;
+    case json::kind::double_: got = "a number"; break;
+    case json::kind::string: got = "a string"; break;
+    case json::kind::array: got = "an array"; break;
+    case json::kind::object: got = "an object"; break;
+  }
+  fail(at, "expected " + std::string(what) + ", got " + got);
+}
+
+void decode(const json::value& in, std::string& out, const json_path& at) {
+  const auto* s = in.if_string();
+  if (!s) fail_type(in, at, "a string");
+  out.assign(s->data(), s->size());
+}
+
+void decode(const json::value& in, bool& out, const json_path& at) {
+  const auto* b = in.if_bool();
+  if (!b) fail_type(in, at, "a boolean");
+  out = *b;
+}
+
+namespace {
+std::int64_t integer(const json::value& in, const json_path& at, std::int64_t lo, std::int64_t hi, std::string_view what) {
+  std::int64_t v = 0;
+  if (const auto* i = in.if_int64()) {
+    v = *i;
+  } else if (const auto* u = in.if_uint64()) {
+    if (*u > static_cast<std::uint64_t>(hi)) fail(at, "integer out of range for " + std::string(what));
+    v = static_cast<std::int64_t>(*u);
+  } else if (const auto* d = in.if_double()) {
+    // Go's encoding/json accepts 1.0 for an int only if it is integral; so do we.
+    if (std::trunc(*d) != *d || *d < static_cast<double>(lo) || *d > static_cast<double>(hi)) {
+      fail_type(in, at, what);
+    }
+    v = static_cast<std::int64_t>(*d);
+  } else {
+    fail_type(in, at, what);
+  }
+  if (v < lo || v > hi) fail(at, "integer out of range for " + std::string(what));
+  return v;
+}
+} // namespace
+
+void decode(const json::value& in, std::int32_t& out, const json_path& at) {
+  out = static_cast<std::int32_t>(integer(in, at, std::numeric_limits<std::int32_t>::min(),
+                                          std::numeric_limits<std::int32_t>::max(), "a 32-bit integer"));
+}
+
+void decode(const json::value& in, std::int64_t& out, const json_path& at) {
+  out = integer(in, at, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                "an integer");
+}
+
+void decode(const json::value& in, double& out, const json_path& at) {
+  if (const auto* d = in.if_double()) {
+    out = *d;
+  } else if (const auto* i = in.if_int64()) {
+    out = static_cast<double>(*i);
+  } else if (const auto* u = in.if_uint64()) {
+    out = static_cast<double>(*u);
+  } else {
+    fail_type(in, at, "a number");
+  }
+}
+
+void decode(const json::value& in, int_or_string& out, const json_path& at) {
+  if (const auto* s = in.if_string()) {
+    out = int_or_string(std::string(s->data(), s->size()));
+  } else if (in.is_int64() || in.is_uint64()) {
+    std::int64_t v = 0;
+    decode(in, v, at);
+    out = int_or_string(v);
+  } else {
+    fail_type(in, at, "an integer or a string");
+  }
+}
+
+void decode(const json::value& in, quantity& out, const json_path& at) {
+  std::string text;
+  if (const auto* s = in.if_string()) {
+    text.assign(s->data(), s->size());
+  } else if (in.is_int64() || in.is_uint64() || in.is_double()) {
+    text = json::serialize(in);
+  } else {
+    fail_type(in, at, "a quantity (string)");
+  }
+  if (!quantity::valid(text)) fail(at, "\"" + text + "\" is not a quantity");
+  out = quantity(std::move(text));
+}
+
+void decode(const json::value& in, timestamp& out, const json_path& at) {
+  const auto* s = in.if_string();
+  if (!s) fail_type(in, at, "an RFC 3339 time (string)");
+  auto t = timestamp::parse(std::string_view(s->data(), s->size()));
+  if (!t) fail(at, "\"" + std::string(s->data(), s->size()) + "\" is not an RFC 3339 time");
+  out = *t;
+}
+
+void decode(const json::value& in, micro_timestamp& out, const json_path& at) {
+  timestamp t;
+  decode(in, t, at);
+  out = micro_timestamp(t);
+}
+
+void decode(const json::value& in, bytes& out, const json_path& at) {
+  const auto* s = in.if_string();
+  if (!s) fail_type(in, at, "base64 data (string)");
+  std::size_t bad = 0;
+  auto b = detail::base64_decode(std::string_view(s->data(), s->size()), bad);
+  if (!b) fail(at, "not valid base64 (at byte " + std::to_string(bad) + ")");
+  out = bytes(std::move(*b));
+}
+
+void decode(const json::value& in, raw_json& out, const json_path&) { out = raw_json(in); }  // kept as text
+
+void encode(const std::string& in, json::value& out) { out = json::string(in); }
+void encode(bool in, json::value& out) { out = in; }
+void encode(std::int32_t in, json::value& out) { out = static_cast<std::int64_t>(in); }
+void encode(std::int64_t in, json::value& out) { out = in; }
+// Go's encoding/json writes an integral float64 below 1e21 without a
+// fraction or exponent ("minimum": 0); so do we, so that values round-trip.
+void encode(double in, json::value& out) {
+  if (std::trunc(in) == in && std::fabs(in) < 1e15) {
+    out = static_cast<std::int64_t>(in);
+  } else {
+    out = in;
+  }
+}
+void encode(const int_or_string& in, json::value& out) {
+  if (in.is_int()) {
+    out = in.int_value();
+  } else {
+    out = json::string(in.string_value());
+  }
+}
+void encode(const quantity& in, json::value& out) { out = json::string(in.text()); }
+void encode(const timestamp& in, json::value& out) { out = json::string(in.to_string()); }
+void encode(const micro_timestamp& in, json::value& out) { out = json::string(in.to_micro_string()); }
+void encode(const bytes& in, json::value& out) { out = json::string(detail::base64_encode(in.str())); }
+void encode(const raw_json& in, json::value& out) { out = in.value(); }  // parsed again to embed it
+
+void decode_text(std::string_view text, decode_fn fn, void* out) {
+  boost::system::error_code ec;
+  json::monotonic_resource mr;
+  json::parse_options opt;
+  opt.max_depth = json_reader::max_depth;  // as deep as read_json accepts
+  auto v = json::parse(text, ec, &mr, opt);
+  if (ec) throw decode_error(".", "not JSON: " + ec.message());
+  const json_path root{};
+  fn(v, out, root);
+}
+
+std::string encode_text(encode_fn fn, const void* in) {
+  json::value v;
+  fn(in, v);
+  return json::serialize(v);
+}
+
+const json::object& expect_object(const json::value& in, const json_path& at) {
+  const auto* o = in.if_object();
+  if (!o) fail_type(in, at, "an object");
+  return *o;
+}
+
+// Copies use the default memory resource: the decoded document may live in a
+// short-lived arena.
+void keep_unknown(unknown_fields& u, std::string_view key, const json::value& v) {
+  u.set(key, json::value(v, json::storage_ptr()));
+}
+
+void put_unknown(json::object& o, const unknown_fields& u) {
+  if (const auto* extra = u.get()) {
+    for (const auto& kv : *extra) o[kv.key()] = kv.value();
+  }
+}
+
+} // namespace codec
+// ---- shared_list: a List envelope, items each into its own shared_ptr ----
+
+namespace detail {
+namespace {
+
+void reset(const shared_list_sink& s) {
+  s.resource_version.clear();
+  s.continue_token.clear();
+  s.remaining_item_count.reset();
+  s.clear_items(s.items);
+}
+
+void take_list_meta(const shared_list_sink& s, std::optional<std::string>& rv, std::optional<std::string>& cont,
+                    std::optional<std::int64_t>& remaining) {
+  s.resource_version = std::move(rv).value_or(std::string());
+  s.continue_token = std::move(cont).value_or(std::string());
+  s.remaining_item_count = remaining;
+}
+
+} // namespace
+
+void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const json_path& at) {
+  reset(s);
+  codec::expect_object(in, at);
+  std::string_view k;
+  while (in.next_key(k)) {
+    const json_path here{&at, k};
+    if (k == "items") {
+      if (in.try_null()) continue;
+      if (!in.begin_array()) codec::fail_type(in.value(), here, "an array");
+      for (std::size_t i = 0; in.next_element(); ++i) {
+        const json_path item{&here, {}, i};
+        s.read_item(in, s.add_item(s.items), item);
+      }
+    } else if (k == "metadata") {
+      if (in.try_null()) continue;
+      codec::expect_object(in, here);
+      std::optional<std::string> rv, cont;
+      std::optional<std::int64_t> remaining;
+      std::string_view mk;
+      while (in.next_key(mk)) {
+        const json_path m{&here, mk};
+        if (mk == "resourceVersion") {
+          codec::read_into(in, rv, m);
+        } else if (mk == "continue") {
+          codec::read_into(in, cont, m);
+        } else if (mk == "remainingItemCount") {
+          codec::read_into(in, remaining, m);
+        } else {
+          (void)in.value();  // selfLink and members newer than this client
+        }
+      }
+      take_list_meta(s, rv, cont, remaining);
+    } else {
+      (void)in.value();  // apiVersion, kind
+    }
+  }
+}
+
+void decode_shared_list(const boost::json::value& in, const shared_list_sink& s, const json_path& at) {
+  reset(s);
+  const auto& o = codec::expect_object(in, at);
+  if (const auto* md = o.if_contains("metadata"); md && !md->is_null()) {
+    const json_path here{&at, "metadata"};
+    const auto& mo = codec::expect_object(*md, here);
+    std::optional<std::string> rv, cont;
+    std::optional<std::int64_t> remaining;
+    if (const auto* v = mo.if_contains("resourceVersion")) codec::decode_into(*v, rv, {&here, "resourceVersion"});
+    if (const auto* v = mo.if_contains("continue")) codec::decode_into(*v, cont, {&here, "continue"});
+    if (const auto* v = mo.if_contains("remainingItemCount")) {
+      codec::decode_into(*v, remaining, {&here, "remainingItemCount"});
+    }
+    take_list_meta(s, rv, cont, remaining);
+  }
+  if (const auto* items = o.if_contains("items"); items && !items->is_null()) {
+    const json_path here{&at, "items"};
+    const auto* a = items->if_array();
+    if (!a) codec::fail_type(*items, here, "an array");
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const json_path item{&here, {}, i};
+      s.decode_item((*a)[i], s.add_item(s.items), item);
+    }
+  }
+}
+
+} // namespace detail
+} // namespace kube

@@ -1,0 +1,51 @@
+#pragma once
+
+// Internal: where the Authorization header comes from.
+
+#include <kube/detail/transport_params.hpp>
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kube::detail {
+
+class authenticator {
+public:
+  virtual ~authenticator() = default;
+  /// The Authorization header value, or empty for none. Runs on the client's strand.
+  virtual boost::asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) = 0;
+  /// Called after a 401: the next authorization() fetches fresh credentials.
+  /// Returns false when there is nothing to refresh (static credentials).
+  virtual bool invalidate() { return false; }
+};
+
+/// "Basic " + base64(user ":" password): the API's basic auth and a proxy's
+/// Proxy-Authorization share it.
+std::string basic_authorization(std::string_view user, std::string_view password);
+
+/// Picks the authenticator for the settings: bearer token, token file, basic
+/// or exec plugin; none when no credentials are configured.
+std::unique_ptr<authenticator> make_authenticator(const transport_params& s, boost::asio::any_io_executor ex);
+
+/// Runs an exec credential plugin and parses its ExecCredential. Exposed for tests.
+struct exec_credential {
+  std::string token;
+  std::string client_certificate_pem, client_key_pem;
+  std::optional<std::chrono::system_clock::time_point> expiry;
+};
+boost::asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
+                                                    exec_credential& out, diagnostics& diag);
+
+/// Parses an ExecCredential JSON document (names the field that is wrong).
+error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version,
+                                 exec_credential& out, diagnostics& diag);
+
+} // namespace kube::detail

@@ -1,0 +1,28 @@
+#include "transport/client_impl.hpp"
+
+#include <kube/rest/client.hpp>
+
+namespace kube {
+
+namespace detail {
+transport_params to_settings(const client_config& c, client_params o);  // config/transport_params.cpp
+
+void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
+  spawn_op<response>(
+      impl, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler));
+}
+} // namespace detail
+
+client::client(executor_type ex, const client_config& config, client_params options)
+    : client(std::move(ex), detail::to_settings(config, std::move(options))) {}
+
+client::client(executor_type ex, detail::transport_params settings)
+    : impl_(std::make_shared<detail::client_impl>(std::move(ex), std::move(settings))) {}
+
+client::executor_type client::get_executor() const noexcept { return impl_->executor; }
+
+std::size_t client::connections_opened() const noexcept {
+  return impl_->connections_opened.load(std::memory_order_relaxed);
+}
+
+} // namespace kube

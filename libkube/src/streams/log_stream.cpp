@@ -1,0 +1,163 @@
+// Pod logs: GET pods/<name>/log on a dedicated connection, the body read
+// piecewise (as a watch's, through watch_state's connection, parser and
+// read_some) and split into lines.
+#include "transport/client_impl.hpp"
+
+#include <kube/typed/api.hpp>
+#include <kube/streams/log_stream.hpp>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/http.hpp>
+
+namespace kube::detail {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+struct log_state {
+  std::shared_ptr<watch_state> io;  // connection, body parser, read_some, close (its decoder is unused)
+  std::string pending;              // bytes received, not yet returned
+  std::size_t pos = 0;              // start of the next line in pending
+  std::size_t scanned = 0;          // pending[pos, scanned) holds no '\n'
+  std::size_t max_line = 1 << 20;
+  bool ended = false;               // no more bytes will come
+  error_code failure;
+  diagnostics failure_diag;
+
+  void compact() {
+    if (pos > 0 && pos * 2 >= pending.size()) {
+      pending.erase(0, pos);
+      scanned -= pos;
+      pos = 0;
+    }
+  }
+
+  asio::awaitable<result<std::string>> next_line() {
+    result<std::string> r;
+    for (;;) {
+      if (const auto nl = pending.find('\n', scanned); nl != std::string::npos) {
+        r.value.assign(pending, pos, nl - pos);
+        pos = scanned = nl + 1;
+        compact();
+        co_return r;
+      }
+      scanned = pending.size();
+      if (pending.size() - pos >= max_line) {
+        r.value.assign(pending, pos, max_line);
+        pos += max_line;
+        scanned = pos;
+        compact();
+        co_return r;
+      }
+      if (ended) {
+        if (pos < pending.size()) {
+          r.value.assign(pending, pos, std::string::npos);
+          pending.clear();
+          pos = scanned = 0;
+          co_return r;
+        }
+        r.ec = failure ? failure : error_code(asio::error::eof);
+        r.diag = failure_diag;
+        co_return r;
+      }
+      if (io->done || io->parser.is_done()) {
+        ended = true;
+        io->close();
+        continue;
+      }
+      std::size_t n = 0;
+      const auto ec = co_await io->read_some(n);
+      pending.append(io->buf.data(), n);
+      if (ec) {
+        ended = true;
+        io->close();
+        const bool clean = ec == http::error::end_of_stream || ec == asio::error::eof ||
+                           ec == asio::ssl::error::stream_truncated;
+        if (!clean) {
+          failure = ec;
+          failure_diag.set_client_message(io->req.describe() + ": " + ec.message());
+          if (ec == asio::error::operation_aborted) pending.clear(), pos = scanned = 0;
+          r.ec = failure;
+          r.diag = failure_diag;
+          co_return r;
+        }
+      }
+    }
+  }
+};
+
+void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
+  const auto& impl = t->c.impl();
+  const std::string ns = t->namespace_name;
+  std::string what = "logs of pods";
+  if (!ns.empty()) what += " in namespace " + ns;
+  what += " \"" + name + "\"";
+  if (name.empty() || ns.empty()) {
+    spawn_op<typed_done>(
+        impl,
+        [what]() -> asio::awaitable<result<typed_done>> {
+          result<typed_done> r;
+          r.ec = client_errc::invalid_config;
+          r.diag.set_client_message(what + ": needs a pod name and an api bound to a namespace");
+          co_return r;
+        },
+        std::move(h));
+    return;
+  }
+  request req;
+  req.group(t->group).version(t->version).resource(t->plural).namespace_(ns).name(name).subresource("log");
+  req.accept("*/*");
+  if (!p.container.empty()) req.param("container", p.container);
+  if (p.follow) req.param("follow", "true");
+  if (p.previous) req.param("previous", "true");
+  if (p.timestamps) req.param("timestamps", "true");
+  if (p.tail_lines) req.param("tailLines", std::to_string(*p.tail_lines));
+  if (p.since_seconds) req.param("sinceSeconds", std::to_string(*p.since_seconds));
+  if (p.limit_bytes) req.param("limitBytes", std::to_string(*p.limit_bytes));
+  const std::size_t max_line = p.max_line ? p.max_line : 1;
+  spawn_op<typed_done>(
+      impl,
+      [impl, req = std::move(req), out = std::move(out), max_line]() mutable -> asio::awaitable<result<typed_done>> {
+        auto r = co_await impl->open_stream(std::move(req), true);  // throttled like client-go
+        if (!r.ec) {
+          auto st = std::make_shared<log_state>();
+          st->io = std::move(r.value);
+          st->max_line = max_line;
+          *out = log_stream(std::move(st));
+        }
+        co_return result<typed_done>{r.ec, std::move(r.diag), {}};
+      },
+      std::move(h));
+}
+
+void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std::string> handler) {
+  if (!state) {
+    auto ex = asio::get_associated_executor(handler);
+    ex.execute([h = std::move(handler)]() mutable {
+      diagnostics d;
+      d.set_client_message("async_read_line on an empty log_stream");
+      std::move(h)(error_code(client_errc::protocol_error), std::move(d), std::string());
+    });
+    return;
+  }
+  spawn_op<std::string>(
+      state->io->impl,
+      [state]() -> asio::awaitable<result<std::string>> {
+        auto r = co_await state->next_line();
+        co_return r;
+      },
+      std::move(handler));
+}
+
+void close_log(const std::shared_ptr<log_state>& state) {
+  if (!state) return;
+  asio::dispatch(state->io->impl->strand, [s = state] { s->io->close(); });
+}
+
+bool log_is_open(const std::shared_ptr<log_state>& state) noexcept {
+  return state && !state->io->done.load(std::memory_order_acquire);
+}
+
+} // namespace kube::detail

@@ -1,0 +1,214 @@
+#pragma once
+
+// Internal to libkube's sources: the shared state behind kube::client.
+
+#include "config/auth.hpp"
+#include "transport/endpoint.hpp"
+#include "transport/tls_context.hpp"
+#include "rest/status.hpp"
+#include "transport/token_bucket.hpp"
+
+#include <kube/detail/initiate.hpp>
+#include <kube/detail/strand.hpp>
+#include <kube/detail/transport_params.hpp>
+#include <kube/detail/watch_decoder.hpp>
+#include <kube/watch/watch_stream.hpp>
+#include <kube/diagnostics.hpp>
+#include <kube/error.hpp>
+#include <kube/rest/request.hpp>
+#include <kube/rest/response.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kube::detail {
+
+/// The completion token of the SDK's own coroutines: results as a tuple
+/// with the error code, never an exception.
+inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+/// One HTTP/1.1 connection to the apiserver, plain or TLS.
+struct connection {
+  using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+  std::variant<std::unique_ptr<boost::beast::tcp_stream>, std::unique_ptr<tls_stream>> stream;
+  boost::beast::flat_buffer buffer;
+  bool reused = false;
+
+  /// Beast reads at most the buffer's free capacity per call (512 bytes at
+  /// least), and the buffer otherwise stays near that size. Asio's TLS
+  /// stream completes a read it can serve from an already decrypted record
+  /// by posting, so a 16 KB record read 512 bytes at a time cost ~30 trips
+  /// through the io_context (14 per watch event of a 7 KB Pod). With room
+  /// for a whole record one read takes it.
+  static constexpr std::size_t read_capacity = 32 * 1024;
+  connection() { buffer.reserve(read_capacity); }
+
+  boost::beast::tcp_stream& tcp();
+
+  /// Calls f(stream) with the concrete stream type; f returns the same type for both.
+  template <class F>
+  auto visit(F&& f) {
+    if (auto* p = std::get_if<std::unique_ptr<boost::beast::tcp_stream>>(&stream)) return f(**p);
+    return f(*std::get<std::unique_ptr<tls_stream>>(stream));
+  }
+};
+
+/// The outcome of one operation as the coroutines pass it around.
+template <class T>
+struct result {
+  error_code ec;
+  diagnostics diag;
+  T value{};
+};
+
+class client_impl : public std::enable_shared_from_this<client_impl> {
+public:
+  client_impl(boost::asio::any_io_executor ex, transport_params s);
+
+  boost::asio::any_io_executor executor;
+  boost::asio::any_io_executor strand;  // make_strand_executor(executor)
+  transport_params settings;
+  endpoint ep;
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  std::unique_ptr<authenticator> auth;
+  token_bucket limiter;
+
+  std::atomic<std::size_t> connections_opened{0};
+
+  /// Waits for the rate limiter's token; fails only when cancelled.
+  boost::asio::awaitable<error_code> throttle();
+
+  /// Runs a unary request with throttling, retries and auth refresh
+  /// (transport/retry_policy.hpp decides).
+  boost::asio::awaitable<result<response>> run(request req);
+
+  /// Opens a streamed response (watch, logs) on a new connection and reads
+  /// its headers; a refusal is read as a Status. `throttled`: wait for the
+  /// rate limiter first (client-go throttles log streams, not watches).
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(
+      request req, bool throttled, bool raw_objects = false, watch_decoder_params::object_reader objects = {});
+
+  /// Opens a watch on a new connection and reads the response headers.
+  /// `raw_objects`: the stream's decoder keeps ADDED/MODIFIED/DELETED
+  /// objects as text (typed watches read them straight into T), or, with
+  /// `objects` set, reads them into the type as it frames each event.
+  boost::asio::awaitable<result<watch_stream>> open_watch(request req, bool raw_objects = false,
+                                                          watch_decoder_params::object_reader objects = {});
+
+  /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
+  boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);
+
+  /// The HTTP headers every request carries (auth, impersonation, UA).
+  boost::asio::awaitable<error_code> add_headers(
+      boost::beast::http::request<boost::beast::http::string_body>& req, diagnostics& diag);
+
+  boost::beast::http::request<boost::beast::http::string_body> to_http(const request& r) const;
+
+  /// Reports server Warning headers to the hook or the logger.
+  void surface_warnings(const std::vector<std::string>& warnings) const;
+
+private:
+  std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
+
+  boost::asio::awaitable<result<response>> attempt(const request& req, bool& connection_lost, int& retry_after);
+};
+
+/// An open watch: its connection, the chunked-body parser and the decoder.
+/// Touched only on the client's strand.
+struct watch_state {
+  std::shared_ptr<client_impl> impl;
+  request req;
+  std::unique_ptr<connection> conn;
+  boost::beast::http::response_parser<boost::beast::http::buffer_body> parser;
+  watch_decoder decoder;
+  std::vector<char> buf = std::vector<char>(64 * 1024);
+  std::atomic<bool> done{false};  // written on the strand; is_open() reads it anywhere
+  error_code failure;           // reported once the events before it are consumed
+  diagnostics failure_diag;
+
+  /// Reads the next piece of body into buf; n is how many bytes arrived.
+  boost::asio::awaitable<error_code> read_some(std::size_t& n);
+  boost::asio::awaitable<result<watch_event>> next();
+  void end_of_body();
+  void fail(error_code ec);
+  void close();
+};
+
+/// The library's own way into a watch_stream's state.
+struct watch_stream_access {
+  static const std::shared_ptr<watch_state>& state(const watch_stream& w) noexcept { return w.state_; }
+};
+
+/// The next event of `state`'s stream (watch_stream_error for a null one,
+/// the default-constructed stream); on the client's strand. Cancellation
+/// ends the stream, as async_next documents.
+boost::asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state);
+
+// Runs `body` on the strand and completes `handler` on its own executor,
+// with its cancellation slot hooked to the coroutine.
+template <class T, class Body>
+void spawn_op(const std::shared_ptr<client_impl>& impl, Body body, completion<T> handler) {
+  auto slot = boost::asio::get_associated_cancellation_slot(handler);
+  auto hex = boost::asio::get_associated_executor(handler, impl->executor);
+  boost::asio::co_spawn(impl->strand, std::move(body),
+                 boost::asio::bind_cancellation_slot(
+                     slot, boost::asio::bind_executor(hex, [h = std::move(handler)](std::exception_ptr e, result<T> r) mutable {
+                       if (e) {
+                         try {
+                           std::rethrow_exception(e);
+                         } catch (const boost::system::system_error& x) {
+                           // Asio throws operation_aborted at the next co_await
+                           // when a cancellation arrived between two awaits.
+                           r.ec = x.code();
+                           r.diag.set_client_message(x.what());
+                         } catch (const std::exception& x) {
+                           r.ec = client_errc::protocol_error;
+                           r.diag.set_client_message(std::string("internal error: ") + x.what());
+                         }
+                       }
+                       if constexpr (std::is_same_v<T, response>) {
+                         if (r.ec) r.value.diag = r.diag;  // a failed answer still carries status and body
+                       } else {
+                         if (r.ec) r.value = T{};  // no partial results on failure
+                       }
+                       std::move(h)(r.ec, std::move(r.diag), std::move(r.value));
+                     })));
+}
+
+
+/// The error code an exception from a spawned coroutine carries: a
+/// system_error's code, state_not_recoverable for anything else.
+inline error_code error_of(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    return se.code();
+  } catch (...) {
+    return make_error_code(boost::system::errc::state_not_recoverable);
+  }
+}
+
+} // namespace kube::detail

@@ -1,0 +1,208 @@
+// A unary request: throttle, one attempt on a pooled or new connection,
+// and the retry policy's decision after each attempt.
+#include "transport/client_impl.hpp"
+#include "transport/retry_policy.hpp"
+
+#include <kube/detail/gzip.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+
+#include <charconv>
+
+namespace kube::detail {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+client_impl::client_impl(asio::any_io_executor ex, transport_params s)
+    : executor(ex),
+      strand(make_strand_executor(ex)),
+      settings(std::move(s)),
+      ep(make_endpoint(settings)),
+      tls(ep.tls ? make_tls_context(settings) : nullptr),
+      auth(make_authenticator(settings, ex)),
+      limiter(settings.qps, settings.burst) {}
+
+http::request<http::string_body> client_impl::to_http(const request& r) const {
+  static constexpr http::verb verbs[] = {http::verb::get,   http::verb::post,   http::verb::put,
+                                         http::verb::patch, http::verb::delete_, http::verb::head};
+  http::request<http::string_body> m{verbs[static_cast<int>(r.method())], ep.base_path + r.target(), 11};
+  m.set(http::field::host, ep.host_is_ip || ep.port == (ep.tls ? "443" : "80") ? ep.host : ep.host + ":" + ep.port);
+  m.set(http::field::user_agent, settings.user_agent);
+  m.set(http::field::accept, r.accept());
+  if (!r.body().empty() || r.method() == http_method::post || r.method() == http_method::put ||
+      r.method() == http_method::patch) {
+    m.set(http::field::content_type, r.content_type());
+    m.body() = r.body();
+  }
+  m.keep_alive(true);
+  m.prepare_payload();
+  return m;
+}
+
+asio::awaitable<error_code> client_impl::add_headers(http::request<http::string_body>& m, diagnostics& diag) {
+  if (auth) {
+    std::string value;
+    if (auto ec = co_await auth->authorization(value, diag)) co_return ec;
+    if (!value.empty()) m.set(http::field::authorization, value);
+  }
+  if (!settings.impersonate_user.empty()) m.set("Impersonate-User", settings.impersonate_user);
+  if (!settings.impersonate_uid.empty()) m.set("Impersonate-Uid", settings.impersonate_uid);
+  for (const auto& g : settings.impersonate_groups) m.insert("Impersonate-Group", g);
+  for (const auto& [k, values] : settings.impersonate_extra)
+    for (const auto& v : values)
+      m.insert("Impersonate-Extra-" + std::string(boost::urls::encode(k, boost::urls::unreserved_chars)), v);
+  co_return error_code{};
+}
+
+void client_impl::surface_warnings(const std::vector<std::string>& warnings) const {
+  for (const auto& w : warnings) {
+    if (settings.on_warning) settings.on_warning(w);
+    else settings.log.log(log_level::warning, "server warning: " + w);
+  }
+}
+
+// One try: connection, headers, write, read. `connection_lost` is set when
+// the exchange failed on a reused keep-alive connection before any response
+// byte arrived (the server closed it while idle), or was reset.
+asio::awaitable<result<response>> client_impl::attempt(const request& req, bool& connection_lost,
+                                                        int& retry_after) {
+  result<response> r;
+  connection_lost = false;
+  retry_after = -1;
+  std::unique_ptr<connection> conn;
+  if (!idle_.empty()) {
+    conn = std::move(idle_.back());
+    idle_.pop_back();
+    conn->reused = true;
+  } else {
+    conn = co_await connect(r.ec, r.diag);
+    if (!conn) co_return r;
+  }
+
+  auto m = to_http(req);
+  // As Go's transport does for client-go: ask for gzip unless the
+  // kubeconfig says disable-compression. (Watches do not: the apiserver
+  // sends their events as they happen, uncompressed.)
+  if (!settings.disable_compression) m.set(http::field::accept_encoding, "gzip");
+  if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
+
+  if (settings.timeout.count() > 0) conn->tcp().expires_after(settings.timeout);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);  // lists can be large; the caller asked for them
+  auto io = [&]<class Stream>(Stream& s) -> asio::awaitable<error_code> {
+    auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
+    (void)wn;
+    if (wec) co_return wec;
+    auto [rec, rn] = co_await http::async_read(s, conn->buffer, parser, use_tuple);
+    (void)rn;
+    co_return rec;
+  };
+  const error_code ec = co_await conn->visit(io);
+  conn->tcp().expires_never();
+
+  if (ec) {
+    const bool nothing_received = !parser.got_some();
+    connection_lost = (conn->reused && nothing_received) || ec == asio::error::connection_reset;
+    if (ec == beast::error::timeout) {
+      r.ec = client_errc::timeout;
+      r.diag.set_client_message(req.describe() + ": timed out after " + std::to_string(settings.timeout.count()) + " ms");
+    } else {
+      r.ec = ec;
+      r.diag.set_client_message(req.describe() + ": " + ec.message());
+    }
+    co_return r;
+  }
+
+  auto& res = parser.get();
+  r.value.status = res.result_int();
+  r.value.content_type = std::string(res[http::field::content_type]);
+  r.value.warnings = parse_warnings(res);
+  surface_warnings(r.value.warnings);
+  retry_after = -1;
+  if (const auto ra = res[http::field::retry_after]; !ra.empty()) {
+    int secs = 0;
+    const auto* end = ra.data() + ra.size();
+    if (auto [ptr, perr] = std::from_chars(ra.data(), end, secs); perr == std::errc{} && ptr == end && secs >= 0)
+      retry_after = secs;
+  }
+  const bool keep = res.keep_alive();
+  r.value.body = std::move(res.body());
+  if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
+    if (!beast::iequals(enc, "gzip")) {
+      r.ec = client_errc::protocol_error;
+      r.diag.set_client_message(req.describe() + ": the response is encoded as \"" + std::string(enc.substr(0, 64)) +
+                                "\", which was not asked for (only gzip is)");
+      co_return r;
+    }
+    std::string plain;
+    std::string why;
+    if (!detail::gunzip(r.value.body, plain, why)) {
+      r.ec = client_errc::protocol_error;
+      r.diag.set_client_message(req.describe() + ": the gzip-encoded response body (" +
+                                std::to_string(r.value.body.size()) + " bytes) does not decode: " + why);
+      co_return r;
+    }
+    r.value.body = std::move(plain);
+    r.value.content_encoding = "gzip";
+  }
+  if (r.value.status < 200 || r.value.status >= 300) r.ec = status_error(r.value.status, r.value.body, req, r.diag);
+  if (keep && idle_.size() < settings.max_idle_connections) {
+    conn->reused = false;
+    idle_.push_back(std::move(conn));
+  }
+  co_return r;
+}
+
+asio::awaitable<error_code> client_impl::throttle() {
+  const auto wait = limiter.reserve(std::chrono::steady_clock::now());
+  if (wait.count() <= 0) co_return error_code{};
+  asio::steady_timer t(co_await asio::this_coro::executor, wait);
+  auto [ec] = co_await t.async_wait(use_tuple);
+  co_return ec;
+}
+
+asio::awaitable<result<response>> client_impl::run(request req) {
+  retry_policy policy(req.method(), settings.max_retries);
+  for (;;) {
+    // Every try is throttled, as client-go throttles each retry.
+    if (auto ec = co_await throttle()) co_return result<response>{ec, {}, {}};
+    bool connection_lost = false;
+    int retry_after = -1;
+    auto r = co_await attempt(req, connection_lost, retry_after);
+    const bool answered = r.value.status != 0;
+    const auto action = policy.next({answered ? error_code{} : r.ec, connection_lost, r.value.status, retry_after});
+    switch (action.what) {
+    case retry_action::kind::done:
+      co_return r;
+    case retry_action::kind::give_up:
+      r.ec = client_errc::too_many_retries;
+      r.diag.set_client_message(req.describe() + ": gave up after " + std::to_string(policy.retries()) +
+                                " retries (HTTP " + std::to_string(r.value.status) + " with Retry-After)");
+      co_return r;
+    case retry_action::kind::refresh_and_retry:
+      if (!auth || !auth->invalidate()) co_return r;
+      settings.log.log(log_level::info, req.describe() + ": 401, refreshing credentials");
+      continue;
+    case retry_action::kind::retry:
+      break;
+    }
+    if (answered)
+      settings.log.log(log_level::info, req.describe() + ": HTTP " + std::to_string(r.value.status) +
+                                            ", retrying after " + std::to_string(retry_after) + "s");
+    else
+      settings.log.log(log_level::debug, req.describe() + ": retrying on a new connection after " + r.ec.message());
+    if (action.delay.count() > 0) {
+      asio::steady_timer t(co_await asio::this_coro::executor, action.delay);
+      auto [tec] = co_await t.async_wait(use_tuple);
+      if (tec) co_return result<response>{tec, {}, {}};
+    }
+  }
+}
+
+} // namespace kube::detail

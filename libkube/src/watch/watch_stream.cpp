@@ -1,0 +1,214 @@
+// Watches: a dedicated connection per watch; the chunked body goes through
+// the sans-io watch_decoder, so read sizes and chunk boundaries never matter.
+#include "transport/client_impl.hpp"
+#include "transport/retry_policy.hpp"
+
+#include <kube/codec/json_reader.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/watch/watch_stream.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+namespace kube {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace detail {
+
+asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
+  n = 0;
+  parser.get().body().data = buf.data();
+  parser.get().body().size = buf.size();
+  auto [ec, used] = co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+  (void)used;
+  n = buf.size() - parser.get().body().size;
+  if (ec == http::error::need_buffer) ec = {};
+  co_return ec;
+}
+
+// Closes the socket only: a read may still be pending on the connection's
+// stream and buffer, so they live until the watch_state goes away.
+void watch_state::close() {
+  done = true;
+  if (conn) {
+    boost::system::error_code ignored;
+    conn->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    conn->tcp().close();
+  }
+}
+
+asio::awaitable<result<watch_event>> watch_state::next() {
+  result<watch_event> r;
+  for (;;) {
+    // Events decoded before a failure are still delivered, then the failure.
+    if (auto ev = decoder.next()) {
+      // Move-construct, never move-assign: the object lives in its own arena
+      // and assigning it into a default-storage object would copy it deeply.
+      co_return result<watch_event>{{}, {}, std::move(*ev)};
+    }
+    if (failure) {
+      r.ec = failure;
+      r.diag = failure_diag;
+      co_return r;
+    }
+    if (done) {
+      r.ec = asio::error::eof;
+      co_return r;
+    }
+    if (parser.is_done()) {
+      end_of_body();
+      continue;
+    }
+    std::size_t n = 0;
+    const auto ec = co_await read_some(n);
+    if (n > 0 && decoder.write(buf.data(), n)) {
+      fail(decoder.error());
+      continue;
+    }
+    if (ec) {
+      const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                         ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+      if (ended) {
+        end_of_body();  // the server went away: a half event is an error, else eof
+      } else {
+        fail(ec);
+      }
+    }
+  }
+}
+
+void watch_state::end_of_body() {
+  if (decoder.finish()) fail(decoder.error());
+  close();
+}
+
+void watch_state::fail(error_code ec) {
+  failure = ec;
+  failure_diag.set_client_message(req.describe() + ": " +
+                                  (ec.category() == client_category() ? decoder.error_message() : ec.message()));
+  close();
+}
+
+asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(
+    request req, bool throttled, bool raw_objects, watch_decoder_params::object_reader objects) {
+  if (throttled) {
+    if (auto ec = co_await throttle()) co_return result<std::shared_ptr<watch_state>>{ec, {}, {}};
+  }
+  // Streams are opened once: no connection retries, no Retry-After; a 401
+  // still refreshes rotating credentials once, as for unary requests.
+  retry_policy policy(req.method(), 0);
+  for (;;) {
+    result<std::shared_ptr<watch_state>> r;
+    auto conn = co_await connect(r.ec, r.diag);
+    if (!conn) co_return r;
+    auto m = to_http(req);
+    if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
+    auto st = std::make_shared<watch_state>();
+    if (raw_objects) {
+      detail::watch_decoder_params dp;
+      dp.raw_objects = true;
+      if (objects.make && objects.read && objects.type) {
+        dp.objects = objects;
+        // The envelope is one level above the object, which the text
+        // reader reads up to its own limit.
+        dp.max_depth = codec::json_reader::max_depth + 1;
+      }
+      st->decoder = detail::watch_decoder(dp);
+    }
+    st->impl = shared_from_this();
+    st->req = req;
+    st->parser.body_limit(boost::none);
+    auto ec = co_await conn->visit([&](auto& s) -> asio::awaitable<error_code> {
+      auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
+      (void)wn;
+      if (wec) co_return wec;
+      auto [rec, rn] = co_await http::async_read_header(s, conn->buffer, st->parser, use_tuple);
+      (void)rn;
+      co_return rec;
+    });
+    if (ec) {
+      r.ec = ec;
+      r.diag.set_client_message(req.describe() + ": " + ec.message());
+      co_return r;
+    }
+    st->conn = std::move(conn);
+    const unsigned status = st->parser.get().result_int();
+    surface_warnings(parse_warnings(st->parser.get()));
+    if (status >= 200 && status < 300) {
+      r.value = std::move(st);
+      co_return r;
+    }
+    // Refused: read the (small) Status body.
+    std::string body;
+    while (!st->parser.is_done() && body.size() < (1u << 20)) {
+      std::size_t n = 0;
+      const auto rec = co_await st->read_some(n);
+      body.append(st->buf.data(), n);
+      if (rec) break;
+    }
+    st->close();
+    if (policy.next({{}, false, status, -1}).what == retry_action::kind::refresh_and_retry && auth &&
+        auth->invalidate())
+      continue;
+    r.ec = status_error(status, body, req, r.diag);
+    co_return r;
+  }
+}
+
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool raw_objects,
+                                                              watch_decoder_params::object_reader objects) {
+  auto r = co_await open_stream(std::move(req), false, raw_objects, objects);
+  co_return result<watch_stream>{r.ec, std::move(r.diag), r.value ? watch_stream(std::move(r.value)) : watch_stream()};
+}
+
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
+  spawn_op<watch_stream>(
+      impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
+}
+
+namespace {
+constexpr const char* empty_stream_message = "async_next on an empty watch_stream";
+} // namespace
+
+asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state) {
+  if (!state) {
+    result<watch_event> r;
+    r.ec = client_errc::watch_stream_error;
+    r.diag.set_client_message(empty_stream_message);
+    co_return r;
+  }
+  auto r = co_await state->next();
+  if (r.ec == asio::error::operation_aborted) state->close();
+  co_return r;
+}
+
+void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler) {
+  if (!state) {
+    auto ex = asio::get_associated_executor(handler);
+    ex.execute([h = std::move(handler)]() mutable {
+      diagnostics d;
+      d.set_client_message(empty_stream_message);
+      std::move(h)(error_code(client_errc::watch_stream_error), std::move(d), watch_event{});
+    });
+    return;
+  }
+  spawn_op<watch_event>(
+      state->impl, [state]() { return next_watch_event(state); }, std::move(handler));
+}
+
+} // namespace detail
+
+void watch_stream::close() {
+  if (!state_) return;
+  asio::dispatch(state_->impl->strand, [s = state_] { s->close(); });
+}
+
+bool watch_stream::is_open() const noexcept { return state_ && !state_->done.load(std::memory_order_acquire); }
+
+} // namespace kube
