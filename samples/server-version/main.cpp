@@ -4,9 +4,10 @@
 //   kube-server-version --server https://127.0.0.1:6443 --ca ca.crt
 //                       --cert admin.crt --key admin.key
 //
-// This is the foundation's end-to-end check of the transport stack (Asio +
-// Beast + OpenSSL, compiled once in kube::kube); it uses Beast directly until
-// the client (kube::client) replaces it.
+// It checks the transport stack under kube::client (Asio + Beast + OpenSSL,
+// compiled once in kube::kube) end to end, so it uses Beast directly rather
+// than the client. With kube::client the same request is
+// `c.async_request(kube::request().raw_path("/version"))`.
 #include <kube/version.hpp>
 
 #include <boost/asio/co_spawn.hpp>
