@@ -91,7 +91,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   // ---- any thread ---------------------------------------------------------
 
-  [[nodiscard]] bool on_executor() const noexcept { return probe_.running_in_this_thread(ex_); }
+  [[nodiscard]] bool on_executor() const noexcept { return probe_.running_in_this_thread(); }
   [[nodiscard]] const asio::any_io_executor& executor() const noexcept { return ex_; }
   [[nodiscard]] const clock& time_source() const noexcept { return *clock_; }
   [[nodiscard]] bool shutting_down() const noexcept { return shutting_down_.load(std::memory_order_acquire); }
