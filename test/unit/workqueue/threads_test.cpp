@@ -98,6 +98,37 @@ TEST_CASE("threads: adds from one thread keep their order", "[workqueue][threads
   CHECK(ordered);
 }
 
+// client-go's Add returns with the item queued, so ShutDown right after it
+// still hands the item out. Here an add from another thread is a message
+// that reaches the executor later; shutdown() called after it on the same
+// thread must not overtake it.
+TEST_CASE("threads: adds made before shutdown() on the same thread are all handed out", "[workqueue][threads]") {
+  for (int round = 0; round < 20; ++round) {
+    asio::io_context io;
+    wq::queue<int> q(io.get_executor());
+    constexpr int n = 5'000;
+    int processed = 0;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, v] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            ++processed;
+            q.done(v);
+          }
+        },
+        asio::detached);
+    std::thread producer([&] {
+      for (int i = 0; i < n; ++i) q.add(i);
+      q.shutdown();
+    });
+    io.run();
+    producer.join();
+    REQUIRE(processed == n);
+  }
+}
+
 TEST_CASE("threads: len and shutting_down may be read from another thread", "[workqueue][threads]") {
   asio::io_context io;
   wq::queue<int> q(io.get_executor());

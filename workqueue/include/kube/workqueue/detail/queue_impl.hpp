@@ -855,7 +855,18 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // ---- shutdown ---------------------------------------------------------------
 
   void shutdown_local(bool drain, std::optional<drain_handler> h) {
-    flush_pending();  // adds made before the shutdown count
+    // Adds made before the shutdown count, from this thread (pending) and
+    // from others (pushed before the flag was set, e.g. by the thread that
+    // called shutdown(): its adds must not be overtaken by it). If applying
+    // them runs out of memory, the rest are dropped and the queue still
+    // shuts down before the exception goes on.
+    std::exception_ptr failed;
+    try {
+      flush_pending();
+      take_remote();
+    } catch (...) {
+      failed = std::current_exception();
+    }
     shut_ = true;
     shutting_down_.store(true, std::memory_order_release);
     heap_.clear(unref());
@@ -876,6 +887,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     // A plain shutdown releases anyone draining (client-go: drain = false).
     if (!drain_ || processing_ == 0) finish_drain();
     update_work();
+    if (failed) std::rethrow_exception(failed);
   }
 
   void finish_drain() {
