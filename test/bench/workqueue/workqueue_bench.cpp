@@ -6,9 +6,14 @@
 //   RESULT impl=kube workload=<w> n=<n> ns_per_op=<x> cpu_s=<y> maxrss_kb=<z>
 // ns_per_op is wall time of the measured section divided by n; cpu_s and
 // maxrss_kb cover the whole process (getrusage). Keys are built before timing.
-// Workers take items as client-go's Get does (try_get, then async_get only
-// when the queue is empty). The producer's pattern is the same on both sides
-// (see producer_batch()).
+//
+// Each workload does the same work as its Go peer. Where client-go's producer
+// is a goroutine racing its workers, ours is a std::thread racing the
+// executor's thread (so its adds take the cross-thread path, and the queue
+// drains while it fills, as client-go's does). Workers take items as
+// client-go's Get does (try_get, then async_get only when the queue is
+// empty) and count in a plain local variable; neither side takes a lock or
+// an atomic per item to count.
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,12 +22,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include "../tools/process_stats.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -55,40 +61,6 @@ std::vector<std::string> make_keys(std::size_t n) {
 // moved-from keys[i] would keep it until after the timing).
 std::string take(std::string& key) { return std::move(key); }
 
-// The producer's pattern, identical in the Go peer: 0 (the default, every
-// workload) means the producer adds without ever yielding, the literal
-// `for k in keys: add(k)` loop on both sides; B > 0 means it yields after
-// every B adds (here `co_await post`, in Go runtime.Gosched()). It does not
-// apply to distinct_1w_xthread, whose producer is an OS thread here and a
-// goroutine there and never yields on either side (std::this_thread::yield
-// hands the core to other processes, not to the queue's consumer: it is not
-// Gosched's equivalent).
-// KUBE_BENCH_PRODUCER_BATCH sets it. client-go's producer goroutine runs on
-// the other core while its workers run, so its queue drains while it fills;
-// ours is a coroutine on the workers' thread, so with 0 our queue holds all
-// n before a worker runs (and in dedup_hot no add lands on an item being
-// processed: our workers only run after the producer). Yielding is not free
-// or neutral in Go: runtime.Gosched() every 64 adds makes client-go's
-// dedup_hot 3-5x slower on the development VM, so B > 0 is reported only as a
-// second table, never as the headline.
-std::size_t producer_batch(std::size_t def) {
-  const char* v = std::getenv("KUBE_BENCH_PRODUCER_BATCH");
-  if (v == nullptr) return def;
-  char* end = nullptr;
-  const unsigned long long b = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0') throw std::invalid_argument(std::string("bad KUBE_BENCH_PRODUCER_BATCH: ") + v);
-  return static_cast<std::size_t>(b);
-}
-
-// Calls add(i) for i in [0, n), yielding every `batch` calls (0: never).
-template <class Add>
-asio::awaitable<void> produce(asio::io_context& io, std::size_t n, std::size_t batch, Add add) {
-  for (std::size_t i = 0; i < n; ++i) {
-    add(i);
-    if (batch != 0 && i % batch == batch - 1) co_await asio::post(io, asio::deferred);
-  }
-}
-
 // What a worker does to get its next item, like client-go's Get(): take a
 // ready item with a plain call (try_get), and only when none is ready await
 // async_get (wait_item, a coroutine frame only on that path):
@@ -102,101 +74,79 @@ asio::awaitable<std::optional<std::string>> wait_item(Queue& q) {
   co_return std::optional<std::string>(std::move(key));
 }
 
-// A worker: get, (optionally hold across a suspension), done; counts items.
+// A worker: get, done, count; until the queue is shut down and empty.
 template <class Queue>
-asio::awaitable<void> worker(Queue& q, std::size_t& processed, bool hold) {
+asio::awaitable<void> worker(Queue& q, std::size_t& processed) {
   for (;;) {
     std::optional<std::string> key = q.try_get();
     if (!key) key = co_await wait_item(q);
     if (!key) co_return;
-    if (hold) co_await asio::post(q.get_executor(), asio::deferred);
     q.done(*key);
     ++processed;
   }
 }
 
-// add/get/done of n distinct keys. The producer is a coroutine on the same
-// executor (or, with producer_thread, a separate std::thread).
-double distinct(std::size_t n, int workers, bool producer_thread) {
+// add/get/done of n distinct keys: a producer thread adds them all, then
+// shuts the queue down; `workers` workers take them until it is empty.
+double distinct(std::size_t n, int workers) {
   auto keys = make_keys(n);
-  const std::size_t batch = producer_thread ? 0 : producer_batch(0);
   asio::io_context io(1);
   wq::queue<std::string> q(io.get_executor());
-  std::size_t processed = 0;
+  std::vector<std::size_t> processed(workers, 0);
+  for (int w = 0; w < workers; ++w) asio::co_spawn(io, worker(q, processed[w]), asio::detached);
   const auto start = steady::now();
-  steady::time_point end;
-  for (int w = 0; w < workers; ++w) {
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          for (;;) {
-            std::optional<std::string> key = q.try_get();
-            if (!key) key = co_await wait_item(q);
-            if (!key) co_return;
-            q.done(*key);
-            if (++processed == n) {
-              end = steady::now();
-              q.shutdown();
-            }
-          }
-        },
-        asio::detached);
-  }
-  std::thread producer;
-  if (producer_thread) {
-    producer = std::thread([&] {
-      for (auto& k : keys) q.add(take(k));
-    });
-  } else {
-    asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add(take(keys[i])); }), asio::detached);
-  }
+  std::thread producer([&] {
+    for (auto& k : keys) q.add(take(k));
+    q.shutdown();
+  });
   io.run();
-  if (producer.joinable()) producer.join();
-  if (processed != n) throw std::runtime_error("distinct: processed " + std::to_string(processed));
+  const auto end = steady::now();
+  producer.join();
+  std::size_t total = 0;
+  for (std::size_t p : processed) total += p;
+  if (total != n) throw std::runtime_error("distinct: processed " + std::to_string(total));
   return std::chrono::duration<double, std::nano>(end - start).count();
 }
 
-// n adds drawn from 1000 hot keys, 2 workers (each holds its item across a
-// suspension, so with a yielding producer adds land on items being
-// processed; with the default non-yielding producer they land on queued
-// items), then a drain. Times the adds and the processing.
+// n adds drawn from 1000 hot keys by a producer thread while 2 workers
+// process (so adds land on queued items and on items being processed), then
+// shutdown with drain. Times the adds and the processing.
 double dedup_hot(std::size_t n) {
   auto hot = make_keys(1000);
   std::mt19937 rng(42);
   std::vector<std::uint32_t> pick(n);
   for (auto& p : pick) p = rng() % hot.size();
-  const std::size_t batch = producer_batch(0);
+  std::vector<bool> picked(hot.size(), false);
+  for (auto p : pick) picked[p] = true;
+  const auto keys_added = static_cast<std::size_t>(std::count(picked.begin(), picked.end(), true));
   asio::io_context io(1);
   wq::queue<std::string> q(io.get_executor());
-  std::size_t processed = 0;
-  for (int w = 0; w < 2; ++w) asio::co_spawn(io, worker(q, processed, true), asio::detached);
+  std::vector<std::size_t> processed(2, 0);
+  for (std::size_t& p : processed) asio::co_spawn(io, worker(q, p), asio::detached);
   const auto start = steady::now();
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        co_await produce(io, n, batch, [&](std::size_t i) { q.add(hot[pick[i]]); });
-        co_await q.async_shutdown_with_drain(asio::deferred);
-      },
-      asio::detached);
+  std::thread producer([&] {
+    for (std::size_t i = 0; i < n; ++i) q.add(hot[pick[i]]);
+    q.async_shutdown_with_drain(asio::detached);
+  });
   io.run();
   const auto end = steady::now();
-  if (processed == 0 || processed > n) throw std::runtime_error("dedup_hot: processed " + std::to_string(processed));
+  producer.join();
+  const std::size_t total = processed[0] + processed[1];
+  if (total < keys_added || total > n) throw std::runtime_error("dedup_hot: processed " + std::to_string(total));
   return std::chrono::duration<double, std::nano>(end - start).count();
 }
 
-// n add_after of distinct keys with random delays in [0, 10ms); 1 worker
-// takes them all.
+// n add_after of distinct keys with random delays in [0, 10ms) from a
+// producer thread; 1 worker takes them all.
 double add_after_random(std::size_t n) {
   auto keys = make_keys(n);
   std::mt19937 rng(42);
   std::vector<std::chrono::nanoseconds> delays(n);
   for (auto& d : delays) d = std::chrono::nanoseconds(rng() % 10'000'000);
-  const std::size_t batch = producer_batch(0);
   asio::io_context io(1);
   wq::delaying_queue<std::string> q(io.get_executor());
   std::size_t processed = 0;
   steady::time_point end;
-  const auto start = steady::now();
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
@@ -212,15 +162,19 @@ double add_after_random(std::size_t n) {
         }
       },
       asio::detached);
-  asio::co_spawn(io, produce(io, n, batch, [&](std::size_t i) { q.add_after(take(keys[i]), delays[i]); }),
-                 asio::detached);
+  const auto start = steady::now();
+  std::thread producer([&] {
+    for (std::size_t i = 0; i < n; ++i) q.add_after(take(keys[i]), delays[i]);
+  });
   io.run();
+  producer.join();
   if (processed != n) throw std::runtime_error("add_after_random: processed " + std::to_string(processed));
   return std::chrono::duration<double, std::nano>(end - start).count();
 }
 
-// n add_rate_limited calls over 10k keys with the default controller limiter.
-// Delays grow far beyond the run, so this measures the calls themselves.
+// n add_rate_limited calls over 10k keys with the default controller limiter,
+// on the executor (client-go: on the calling goroutine; no worker on either
+// side). Delays grow far beyond the run, so this measures the calls.
 double rate_limited(std::size_t n) {
   auto keys = make_keys(10'000);
   asio::io_context io(1);
@@ -244,7 +198,7 @@ double rate_limited(std::size_t n) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: %s distinct_1w|distinct_2w|distinct_1w_xthread|dedup_hot|add_after_random|rate_limited [n]\n",
+                 "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n]\n",
                  argv[0]);
     return 2;
   }
@@ -253,11 +207,9 @@ int main(int argc, char** argv) {
   double ns = 0;
   try {
     if (w == "distinct_1w") {
-      ns = distinct(n, 1, false);
+      ns = distinct(n, 1);
     } else if (w == "distinct_2w") {
-      ns = distinct(n, 2, false);
-    } else if (w == "distinct_1w_xthread") {
-      ns = distinct(n, 1, true);
+      ns = distinct(n, 2);
     } else if (w == "dedup_hot") {
       ns = dedup_hot(n);
     } else if (w == "add_after_random") {

@@ -257,9 +257,8 @@ TEST_CASE("delaying_queue: an item waiting for a delay can meanwhile be queued, 
 }
 
 TEST_CASE("model: queue fed mostly new keys follows client-go's rules", "[workqueue][model]") {
-  // Keys drawn from a million: nearly every add brings a new item, so adds
-  // on the executor take the deferred path (applied in batches, before any
-  // get, done, len or hand-off can see the queue).
+  // Keys drawn from a million: nearly every add brings a new item, so the
+  // node pool and the index keep growing (and retiring) under the model.
   run_model<std::string, std::hash<std::string>>(8, 8000, 1000000, false,
                                                   [](int i) { return "default/object-" + std::to_string(i); });
   run_model<std::string, std::hash<std::string>>(9, 8000, 1000000, true,

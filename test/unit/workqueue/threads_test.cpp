@@ -98,6 +98,37 @@ TEST_CASE("threads: adds from one thread keep their order", "[workqueue][threads
   CHECK(ordered);
 }
 
+// client-go's Add returns with the item queued, so ShutDown right after it
+// still hands the item out. Here an add from another thread is a message
+// that reaches the executor later; shutdown() called after it on the same
+// thread must not overtake it.
+TEST_CASE("threads: adds made before shutdown() on the same thread are all handed out", "[workqueue][threads]") {
+  for (int round = 0; round < 20; ++round) {
+    asio::io_context io;
+    wq::queue<int> q(io.get_executor());
+    constexpr int n = 5'000;
+    int processed = 0;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            auto [ec, v] = co_await q.async_get(asio::as_tuple(asio::deferred));
+            if (ec) co_return;
+            ++processed;
+            q.done(v);
+          }
+        },
+        asio::detached);
+    std::thread producer([&] {
+      for (int i = 0; i < n; ++i) q.add(i);
+      q.shutdown();
+    });
+    io.run();
+    producer.join();
+    REQUIRE(processed == n);
+  }
+}
+
 TEST_CASE("threads: len and shutting_down may be read from another thread", "[workqueue][threads]") {
   asio::io_context io;
   wq::queue<int> q(io.get_executor());
@@ -272,25 +303,25 @@ TEST_CASE("threads: the executor probe says yes only inside the executor's own h
   const asio::any_io_executor pool_ex = pool.get_executor();  // a kind the probe does not know: always no
   const executor_probe p_plain(plain), p_tracked(tracked), p_strand(strand), p_pool(pool_ex);
 
-  CHECK_FALSE(p_plain.running_in_this_thread(plain));  // not inside run()
-  CHECK_FALSE(p_tracked.running_in_this_thread(tracked));
-  CHECK_FALSE(p_strand.running_in_this_thread(strand));
+  CHECK_FALSE(p_plain.running_in_this_thread());  // not inside run()
+  CHECK_FALSE(p_tracked.running_in_this_thread());
+  CHECK_FALSE(p_strand.running_in_this_thread());
 
   std::atomic<int> inside{0};
   std::atomic<bool> elsewhere{false};
   asio::post(io, [&] {
-    inside += p_plain.running_in_this_thread(plain) ? 1 : 0;
-    inside += p_tracked.running_in_this_thread(tracked) ? 1 : 0;
-    inside += p_strand.running_in_this_thread(strand) ? 0 : 1;  // on io, but not in the strand
-    inside += p_pool.running_in_this_thread(pool_ex) ? 0 : 1;
+    inside += p_plain.running_in_this_thread() ? 1 : 0;
+    inside += p_tracked.running_in_this_thread() ? 1 : 0;
+    inside += p_strand.running_in_this_thread() ? 0 : 1;  // on io, but not in the strand
+    inside += p_pool.running_in_this_thread() ? 0 : 1;
     std::thread t([&] {
-      elsewhere = p_plain.running_in_this_thread(plain) || p_tracked.running_in_this_thread(tracked);
-      asio::post(other, [&] { elsewhere = elsewhere || p_plain.running_in_this_thread(plain); });
+      elsewhere = p_plain.running_in_this_thread() || p_tracked.running_in_this_thread();
+      asio::post(other, [&] { elsewhere = elsewhere || p_plain.running_in_this_thread(); });
       other.run();
     });
     t.join();
   });
-  asio::post(strand, [&] { inside += p_strand.running_in_this_thread(strand) ? 1 : 0; });
+  asio::post(strand, [&] { inside += p_strand.running_in_this_thread() ? 1 : 0; });
   asio::post(io, [&] { tracked = {}; });  // its outstanding work would keep run() going
   io.run();
   CHECK(inside == 5);

@@ -18,13 +18,13 @@
 //     shutting_down();
 //   - the executor only: async_get(), done() (and, in the derived queues,
 //     add_rate_limited(), forget(), num_requeues()).
-// add() called on the executor updates the queue directly (during a run of
-// adds that all bring new items, up to 16 are applied together, before any
-// other call on the queue can observe them: see docs/workqueue.md). From any
-// other thread it pushes onto a lock-free stack (one compare-and-swap); the
-// first push onto an empty stack posts one drain to the executor, which
-// applies all pending adds in call order. So nothing on the consumer path
-// takes a mutex.
+// add() called on the executor updates the queue directly. From any other
+// thread it pushes onto a lock-free stack (one compare-and-swap); the first
+// push onto an empty stack posts one drain to the executor, which applies
+// all pending adds in call order; shutdown() applies them first. So nothing
+// on the consumer path takes a mutex. "On the executor" is asked through
+// public Asio (running_in_this_thread() of an io_context executor or a
+// strand); any other executor is treated as another thread.
 //
 // async_get completes with (error_code, T): an item, errc::shut_down, or
 // asio::error::operation_aborted when cancelled through its cancellation slot

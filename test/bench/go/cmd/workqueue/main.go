@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -28,74 +27,52 @@ func makeKeys(n int) []string {
 	return keys
 }
 
-// producerBatch is the producer's pattern, the same on both sides: 0 means
-// the producer adds without ever yielding; B > 0 means it yields after every
-// B adds (here runtime.Gosched(); in the C++ peer `co_await post`). Set by
-// KUBE_BENCH_PRODUCER_BATCH; `def` is the workload's default (0 for all).
-func producerBatch(def int) int {
-	if v, ok := os.LookupEnv("KUBE_BENCH_PRODUCER_BATCH"); ok {
-		b, err := strconv.Atoi(v)
-		if err != nil || b < 0 {
-			fmt.Fprintln(os.Stderr, "bad KUBE_BENCH_PRODUCER_BATCH:", v)
-			os.Exit(2)
-		}
-		return b
-	}
-	return def
-}
-
-// produce calls add(i) for i in [0, n), yielding every `batch` calls.
-func produce(n, batch int, add func(i int)) {
-	for i := 0; i < n; i++ {
-		add(i)
-		if batch != 0 && i%batch == batch-1 {
-			runtime.Gosched()
-		}
-	}
-}
-
-// distinct: a producer goroutine adds n distinct keys; `workers` goroutines
-// Get/Done until all n are processed.
-// xthread: the peer of our distinct_1w_xthread, whose producer is an OS
-// thread that never yields; so this producer never yields either.
-func distinct(n, workers int, xthread bool) time.Duration {
+// distinct: a producer goroutine adds n distinct keys, then shuts the queue
+// down; `workers` goroutines Get/Done until it is empty. Each worker counts
+// in a local variable (no lock or atomic per item, as in the C++ peer).
+func distinct(n, workers int) time.Duration {
 	keys := makeKeys(n)
-	batch := producerBatch(0)
-	if xthread {
-		batch = 0
-	}
 	q := workqueue.NewTyped[string]()
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	processed := 0
-	var end time.Time
+	processed := make([]int, workers)
 	start := time.Now()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
-		go func() {
+		go func(w int) {
 			defer wg.Done()
+			count := 0
 			for {
 				key, shutdown := q.Get()
 				if shutdown {
-					return
+					break
 				}
 				q.Done(key)
-				mu.Lock()
-				processed++
-				if processed == n {
-					end = time.Now()
-					q.ShutDown()
-				}
-				mu.Unlock()
+				count++
 			}
-		}()
+			processed[w] = count
+		}(w)
 	}
-	go produce(n, batch, func(i int) { q.Add(keys[i]) })
+	go func() {
+		for _, k := range keys {
+			q.Add(k)
+		}
+		q.ShutDown()
+	}()
 	wg.Wait()
-	return end.Sub(start)
+	elapsed := time.Since(start)
+	total := 0
+	for _, c := range processed {
+		total += c
+	}
+	if total != n {
+		fmt.Fprintf(os.Stderr, "distinct: processed %d, want %d\n", total, n)
+		os.Exit(1)
+	}
+	return elapsed
 }
 
-// dedupHot: n adds drawn from 1000 hot keys while 2 workers process.
+// dedupHot: n adds drawn from 1000 hot keys by the main goroutine while 2
+// workers process, then ShutDownWithDrain.
 func dedupHot(n int) time.Duration {
 	hot := makeKeys(1000)
 	rng := rand.New(rand.NewSource(42))
@@ -103,7 +80,6 @@ func dedupHot(n int) time.Duration {
 	for i := range pick {
 		pick[i] = rng.Intn(len(hot))
 	}
-	batch := producerBatch(0)
 	q := workqueue.NewTyped[string]()
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -120,7 +96,9 @@ func dedupHot(n int) time.Duration {
 			}
 		}()
 	}
-	produce(n, batch, func(i int) { q.Add(hot[pick[i]]) })
+	for _, p := range pick {
+		q.Add(hot[p])
+	}
 	q.ShutDownWithDrain()
 	wg.Wait()
 	return time.Since(start)
@@ -135,7 +113,6 @@ func addAfterRandom(n int) time.Duration {
 	for i := range delays {
 		delays[i] = time.Duration(rng.Int63n(int64(10 * time.Millisecond)))
 	}
-	batch := producerBatch(0)
 	q := workqueue.NewTypedDelayingQueue[string]()
 	done := make(chan time.Time)
 	start := time.Now()
@@ -154,7 +131,9 @@ func addAfterRandom(n int) time.Duration {
 			}
 		}
 	}()
-	produce(n, batch, func(i int) { q.AddAfter(keys[i], delays[i]) })
+	for i, k := range keys {
+		q.AddAfter(k, delays[i])
+	}
 	end := <-done
 	q.ShutDown()
 	return end.Sub(start)
@@ -180,7 +159,7 @@ func rateLimited(n int) time.Duration {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workqueue distinct_1w|distinct_2w|distinct_1w_xthread|dedup_hot|add_after_random|rate_limited [n]")
+		fmt.Fprintln(os.Stderr, "usage: workqueue distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n]")
 		os.Exit(2)
 	}
 	workload := os.Args[1]
@@ -196,11 +175,9 @@ func main() {
 	var d time.Duration
 	switch workload {
 	case "distinct_1w":
-		d = distinct(n, 1, false)
-	case "distinct_1w_xthread": // a goroutine producer is always "another thread"
-		d = distinct(n, 1, true)
+		d = distinct(n, 1)
 	case "distinct_2w":
-		d = distinct(n, 2, false)
+		d = distinct(n, 2)
 	case "dedup_hot":
 		d = dedupHot(n)
 	case "add_after_random":
