@@ -1,14 +1,11 @@
 // What the transport needs, resolved from a client_config and the
 // client_params (kube/detail/transport_params.hpp).
-#include <kube/config/client_config.hpp>
-#include <kube/detail/transport_params.hpp>
-#include <kube/rest/client_params.hpp>
+#include "config/transport_params.hpp"
 
 namespace kube::detail {
 
 transport_params to_settings(const client_config& c, client_params o) {
-
-  detail::transport_params s;
+  transport_params s;
   s.server = c.server;
   s.ca_pem = c.ca_pem;
   s.ca_file = c.ca_file;

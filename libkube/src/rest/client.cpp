@@ -1,3 +1,4 @@
+#include "config/transport_params.hpp"
 #include "transport/client_impl.hpp"
 
 #include <kube/rest/client.hpp>
@@ -5,8 +6,6 @@
 namespace kube {
 
 namespace detail {
-transport_params to_settings(const client_config& c, client_params o);  // config/transport_params.cpp
-
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
   spawn_op<response>(
       impl, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler));
