@@ -11,8 +11,8 @@ namespace detail {
 
 void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, completion<discovery_document> h) {
   const auto& impl = s->c.impl();
-  spawn_op<discovery_document>(
-      impl,
+  spawn_operation(
+      impl->strand,
       [s, impl, refresh]() -> asio::awaitable<result<discovery_document>> {
         result<discovery_document> out;
         const auto& server = impl->settings.server;
@@ -47,7 +47,7 @@ void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, comp
         }
         co_return out;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 } // namespace detail

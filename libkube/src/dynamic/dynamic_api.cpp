@@ -112,15 +112,15 @@ namespace {
 // A unary request whose body decodes into an unstructured object.
 void object_op(const dyn& t, request req, std::string what, completion<unstructured> h) {
   const auto& impl = t->c.impl();
-  spawn_op<unstructured>(
-      impl,
+  spawn_operation(
+      impl->strand,
       [impl, req = std::move(req), what = std::move(what)]() -> asio::awaitable<result<unstructured>> {
         auto r = co_await impl->run(req);
         result<unstructured> out{r.ec, std::move(r.diag), {}};
         if (!out.ec) out.ec = parse_object(r.value.body, what, out.value.object(), out.diag);
         co_return out;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 error_code need_name(const std::string& name, const std::string& what, diagnostics& diag) {
@@ -130,9 +130,9 @@ error_code need_name(const std::string& name, const std::string& what, diagnosti
 }
 
 void fail_now(const dyn& t, completion<unstructured> h, error_code ec, diagnostics diag) {
-  spawn_op<unstructured>(
-      t->c.impl(), [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
-      std::move(h));
+  spawn_operation(
+      t->c.impl()->strand, [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
+      std::move(h), finish_result{});
 }
 
 } // namespace
@@ -145,8 +145,8 @@ void dynamic_get(dyn t, std::string name, std::string subresource, completion<un
 
 void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_list> h) {
   const auto& impl = t->c.impl();
-  spawn_op<unstructured_list>(
-      impl,
+  spawn_operation(
+      impl->strand,
       [impl, t, p = std::move(p), all_pages]() mutable -> asio::awaitable<result<unstructured_list>> {
         const auto what = "list " + where(*t);
         result<unstructured_list> out;
@@ -181,7 +181,7 @@ void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_
           p.continue_token = page.continue_token;
         }
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 void dynamic_watch(dyn t, watch_params p, completion<watch_stream> h) {

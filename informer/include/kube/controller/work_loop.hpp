@@ -34,7 +34,7 @@
 
 #include <kube/controller/reconcile.hpp>
 #include <kube/detail/strand.hpp>
-#include <kube/informer/detail/spawn.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -115,7 +115,7 @@ public:
   /// Runs until cancelled; see the header comment. Completion void(error_code).
   template <class Token>
   auto async_run(reconcile_fn reconcile, ready_fn ready, Token&& token) {
-    return informer::detail::async_spawn(
+    return kube::detail::async_spawn(
         strand_,
         [this, r = std::move(reconcile), w = std::move(ready)]() mutable { return run(std::move(r), std::move(w)); },
         std::forward<Token>(token));

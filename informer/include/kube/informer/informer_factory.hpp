@@ -151,14 +151,14 @@ public:
   /// them all and completes with operation_aborted.
   template <class Token>
   auto async_run(Token&& token) {
-    return detail::async_spawn(
+    return kube::detail::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
   /// Completes once every informer registered so far has synced.
   template <class Token>
   auto async_wait_for_sync(Token&& token) {
-    return detail::async_spawn(
+    return kube::detail::async_spawn(
         strand_, [this] { return wait_all(); }, std::forward<Token>(token));
   }
 

@@ -4,7 +4,7 @@
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta.hpp>
 #include <kube/informer/delta_fifo.hpp>
-#include <kube/informer/detail/spawn.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/informer/indexer.hpp>
 #include <kube/informer/lister.hpp>
 #include <kube/informer/lister_watcher.hpp>
@@ -197,7 +197,7 @@ public:
   /// cancelled; operation_not_supported (errc) if already running.
   template <class Token>
   auto async_run(Token&& token) {
-    return detail::async_spawn(
+    return kube::detail::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
@@ -205,7 +205,7 @@ public:
   /// cancelled first.
   template <class Token>
   auto async_wait_for_sync(Token&& token) {
-    return detail::async_spawn(
+    return kube::detail::async_spawn(
         strand_, [this] { return wait_for_sync(); }, std::forward<Token>(token));
   }
 

@@ -6,7 +6,8 @@
 // completion<T> = any_completion_handler<void(error_code, diagnostics, T)>.
 // initiate<T>() adapts that to the public signature void(error_code, T) for
 // any token, and to void(exception_ptr, T) for kube::use_awaitable so that
-// co_await throws kube::error with the diagnostics.
+// co_await throws kube::error with the diagnostics. initiate_void() does
+// the same for the void(error_code) operations (async_run and the like).
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
@@ -83,6 +84,19 @@ auto initiate(Start start, Token&& token) {
           start(completion<T>(drop_diagnostics<decltype(handler)>{{std::move(handler)}}));
         },
         token);
+  }
+}
+
+/// The initiating function of an operation with completion
+/// void(error_code). `start(handler)` begins it. kube::use_awaitable
+/// resumes the awaiting coroutine with a system_error on failure.
+template <class Start, class Token>
+auto initiate_void(Start start, Token&& token) {
+  if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
+        std::move(start), boost::asio::use_awaitable);
+  } else {
+    return boost::asio::async_initiate<Token, void(error_code)>(std::move(start), token);
   }
 }
 

@@ -157,15 +157,9 @@ public:
 
   template <class Token = use_awaitable_t>
   auto async_run(Token&& token = {}) {
-    auto start = [impl = impl_](auto handler) mutable {
-      detail::event_recorder_start(std::move(impl), std::move(handler));
-    };
-    if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
-      return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
-          std::move(start), boost::asio::use_awaitable);
-    } else {
-      return boost::asio::async_initiate<Token, void(error_code)>(std::move(start), token);
-    }
+    return detail::initiate_void(
+        [impl = impl_](auto handler) mutable { detail::event_recorder_start(std::move(impl), std::move(handler)); },
+        std::forward<Token>(token));
   }
 
   [[nodiscard]] event_recorder_stats stats() const;
