@@ -436,7 +436,7 @@ void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
   if (impl->running_.exchange(true)) {
     auto hex = asio::get_associated_executor(handler, impl->ex_);
-    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::invalid_config)); });
+    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
     return;
   }
   auto ex = impl->ex_;

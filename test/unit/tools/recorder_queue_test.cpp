@@ -83,7 +83,7 @@ TEST_CASE("a second concurrent async_run is refused", "[events][queue]") {
     stop.emit(boost::asio::cancellation_type::terminal);
   });
   io.run();
-  CHECK(second == kube::client_errc::invalid_config);
+  CHECK(second == kube::client_errc::already_running);
   CHECK(first_done);
   CHECK(first == boost::asio::error::operation_aborted);
 }

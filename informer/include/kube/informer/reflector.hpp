@@ -145,8 +145,8 @@ public:
 
   /// `run()` as an Asio operation on `ex` (use the informer's strand):
   /// completion void(error_code), operation_aborted once cancelled.
-  template <class Token>
-  auto async_run(boost::asio::any_io_executor ex, Token&& token) {
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(boost::asio::any_io_executor ex, Token&& token = {}) {
     return kube::detail::async_spawn(
         std::move(ex), [this] { return run(); }, std::forward<Token>(token));
   }

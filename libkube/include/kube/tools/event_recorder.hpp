@@ -139,7 +139,7 @@ struct event_recorder_stats {
 /// async_run(token): completion void(error_code); runs until cancelled
 /// (terminal cancellation) and completes with asio::error::operation_aborted;
 /// events still queued then are not written. A second concurrent async_run
-/// completes at once with client_errc::invalid_config.
+/// completes at once with client_errc::already_running.
 /// Write failures are logged through the client's logger and counted, never
 /// thrown: server refusals (kube.api errors) are not retried (client-go
 /// does the same), network failures are retried max_tries times.

@@ -161,7 +161,7 @@ void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
 /// asio::error::operation_aborted. After losing leadership it goes back to
 /// campaigning, so on_started_leading may run several times. Completes
 /// early with an error when on_started_leading throws, or with
-/// client_errc::invalid_config when called while already running.
+/// client_errc::already_running when called while already running.
 /// API errors other than conflict/not_found (e.g. forbidden) are logged and
 /// retried like client-go does; they do not end async_run.
 ///
