@@ -242,6 +242,15 @@ TEST_CASE("backoff steps follow client-go's wait.Backoff", "[typed][retry]") {
   CHECK(capped.step(0.5) == milliseconds(10));  // no jitter configured
   CHECK(capped.step(0.5) == milliseconds(50));  // 100 capped to 50, and the cap ends the steps
   CHECK(capped.steps == 0);
+  CHECK(capped.step(0.5) == milliseconds(50));  // held at the cap
+  CHECK(capped.steps == 0);
+
+  // Steps used up: the pause stays where it got to (Step with Steps < 1).
+  kube::backoff few{milliseconds(10), 2.0, 0.0, 1, {}};
+  CHECK(few.step(0.0) == milliseconds(10));
+  CHECK(few.step(0.0) == milliseconds(20));
+  CHECK(few.step(0.0) == milliseconds(20));
+  CHECK(few.steps == 0);
 }
 
 namespace {
