@@ -5,12 +5,12 @@
 namespace kube {
 namespace asio = boost::asio;
 
-void discovery_client::invalidate_cache() const { s_->cache.invalidate(s_->c.impl()->settings.server); }
+void discovery_client::invalidate_cache() const { s_->cache.invalidate(detail::client_access::impl(s_->c)->settings.server); }
 
 namespace detail {
 
 void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, completion<discovery_document> h) {
-  const auto& impl = s->c.impl();
+  const auto& impl = detail::client_access::impl(s->c);
   spawn_operation(
       impl->strand,
       [s, impl, refresh]() -> asio::awaitable<result<discovery_document>> {

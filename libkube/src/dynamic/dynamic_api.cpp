@@ -111,7 +111,7 @@ namespace {
 
 // A unary request whose body decodes into an unstructured object.
 void object_op(const dyn& t, request req, std::string what, completion<unstructured> h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
       [impl, req = std::move(req), what = std::move(what)]() -> asio::awaitable<result<unstructured>> {
@@ -131,7 +131,7 @@ error_code need_name(const std::string& name, const std::string& what, diagnosti
 
 void fail_now(const dyn& t, completion<unstructured> h, error_code ec, diagnostics diag) {
   spawn_operation(
-      t->c.impl()->strand, [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
+      detail::client_access::impl(t->c)->strand, [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
       std::move(h), finish_result{});
 }
 
@@ -144,7 +144,7 @@ void dynamic_get(dyn t, std::string name, std::string subresource, completion<un
 }
 
 void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_list> h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
       [impl, t, p = std::move(p), all_pages]() mutable -> asio::awaitable<result<unstructured_list>> {
@@ -187,7 +187,7 @@ void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_
 void dynamic_watch(dyn t, watch_params p, completion<watch_stream> h) {
   auto req = base(*t);
   add_watch_params(req, p);
-  start_watch(t->c.impl(), std::move(req), std::move(h));
+  start_watch(detail::client_access::impl(t->c), std::move(req), std::move(h));
 }
 
 void dynamic_create(dyn t, unstructured obj, write_params p, completion<unstructured> h) {

@@ -89,7 +89,7 @@ struct log_state {
 };
 
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   const std::string ns = t->namespace_name;
   std::string what = "logs of pods";
   if (!ns.empty()) what += " in namespace " + ns;

@@ -231,7 +231,7 @@ namespace detail {
 class event_recorder_impl : public std::enable_shared_from_this<event_recorder_impl> {
 public:
   event_recorder_impl(client c, event_recorder_params o)
-      : client_(std::move(c)), opts_(std::move(o)), ex_(client_.impl()->strand), correlator_(opts_),
+      : client_(std::move(c)), opts_(std::move(o)), ex_(detail::client_access::impl(client_)->strand), correlator_(opts_),
         rng_(std::random_device{}()) {}
 
   client client_;
@@ -253,7 +253,7 @@ public:
   }
 
   void log(log_level l, const std::string& line) const {
-    const auto& lg = client_.impl()->settings.log;
+    const auto& lg = detail::client_access::impl(client_)->settings.log;
     if (lg.enabled(l)) lg.log(l, "event recorder (" + opts_.component + "): " + line);
   }
 

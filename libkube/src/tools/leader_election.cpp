@@ -195,7 +195,7 @@ public:
       : client_(std::move(c)),
         leases_(client_, leases_gvr, cfg.lease_namespace),
         cfg_(std::move(cfg)),
-        ex_(client_.impl()->strand),
+        ex_(detail::client_access::impl(client_)->strand),
         state_(cfg_.identity, std::chrono::duration_cast<std::chrono::seconds>(cfg_.lease_duration)),
         rng_(std::random_device{}()) {}
 
@@ -220,7 +220,7 @@ public:
   steady::time_point now() const { return cfg_.now ? cfg_.now() : steady::now(); }
 
   void log(log_level l, const std::string& line) const {
-    const auto& lg = client_.impl()->settings.log;
+    const auto& lg = detail::client_access::impl(client_)->settings.log;
     if (lg.enabled(l)) lg.log(l, "leader election " + cfg_.lease_namespace + "/" + cfg_.lease_name + " (" + cfg_.identity + "): " + line);
   }
 

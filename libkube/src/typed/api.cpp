@@ -163,7 +163,7 @@ error_code read_body(const std::string& body, codec::read_fn read, codec::decode
 
 void complete_now(const typed_ptr& t, typed_completion h, error_code ec, diagnostics diag) {
   spawn_operation(
-      t->c.impl()->strand,
+      detail::client_access::impl(t->c)->strand,
       [ec, diag = std::move(diag)]() -> asio::awaitable<result<typed_done>> { co_return result<typed_done>{ec, diag, {}}; },
       std::move(h), finish_result{});
 }
@@ -171,7 +171,7 @@ void complete_now(const typed_ptr& t, typed_completion h, error_code ec, diagnos
 // A unary request whose body `decode` turns into the caller's value.
 template <class Decode>
 void unary(const typed_ptr& t, request req, std::string what, Decode decode, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
       [impl, req = std::move(req), what = std::move(what), decode = std::move(decode)]() mutable
@@ -251,7 +251,7 @@ void typed_get(typed_ptr t, std::string name, std::string subresource, decode_sl
 }
 
 void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
       [impl, t, p = std::move(p), all_pages, out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
@@ -481,7 +481,7 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
 }
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   auto req = base(*t, t->namespace_name);
   add_watch_params(req, p);
   spawn_operation(
@@ -506,7 +506,7 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
     });
     return;
   }
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
       [t, w = std::move(w), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {

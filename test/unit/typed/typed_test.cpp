@@ -92,7 +92,7 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   std::exception_ptr failure;
   bool done = false;
   asio::co_spawn(io, body(c), [&](std::exception_ptr e) {
@@ -110,11 +110,11 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
 // before any request.
 struct offline {
   asio::io_context io;
-  kube::client c{io.get_executor(), [] {
-                   kube::detail::transport_params s;
-                   s.server = "http://127.0.0.1:1";
-                   return s;
-                 }()};
+  kube::client c = kube::detail::client_access::make(io.get_executor(), [] {
+    kube::detail::transport_params s;
+    s.server = "http://127.0.0.1:1";
+    return s;
+  }());
 };
 
 } // namespace
@@ -729,7 +729,7 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   kube::api<ConfigMap> cms(c, "demo");
   int done = 0;
   cms.async_get("a", [&](kube::error_code ec, ConfigMap cm) {
