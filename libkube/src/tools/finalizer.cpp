@@ -1,14 +1,13 @@
 // Finalizer helper: guarded merge patches of metadata.finalizers (see finalizer.hpp).
+#include <kube/detail/spawn.hpp>
 #include <kube/exception.hpp>
 #include <kube/tools/finalizer.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <tuple>
 
 namespace kube::finalizers {
 namespace asio = boost::asio;
@@ -131,37 +130,33 @@ asio::awaitable<result> handle(dynamic_api api, unstructured obj, std::string fi
   co_return r;
 }
 
-// Runs `body` on ex and completes h with (error, diagnostics, value) on h's executor.
-template <class T>
-void spawn(asio::any_io_executor ex, asio::awaitable<T> body, kube::detail::completion<T> h) {
-  auto slot = asio::get_associated_cancellation_slot(h);
-  auto hex = asio::get_associated_executor(h, ex);
-  asio::co_spawn(ex, std::move(body),
-                 asio::bind_cancellation_slot(slot, [h = std::move(h), hex](std::exception_ptr e, T value) mutable {
-                   error_code ec;
-                   diagnostics diag;
-                   if (e) {
-                     try {
-                       std::rethrow_exception(e);
-                     } catch (const kube::error& x) {
-                       ec = x.code();
-                       diag = x.diag();
-                     } catch (const boost::system::system_error& x) {
-                       ec = x.code();
-                       diag.set_client_message(x.what());
-                     } catch (const std::exception& x) {
-                       ec = make_error_code(boost::system::errc::state_not_recoverable);
-                       diag.set_client_message(std::string("finalizers: cleanup failed: ") + x.what());
-                     } catch (...) {
-                       ec = make_error_code(boost::system::errc::state_not_recoverable);
-                       diag.set_client_message("finalizers: cleanup failed with an unknown exception");
-                     }
-                   }
-                   asio::dispatch(hex, [h = std::move(h), ec, diag = std::move(diag), v = std::move(value)]() mutable {
-                     std::move(h)(ec, std::move(diag), std::move(v));
-                   });
-                 }));
-}
+// spawn_operation's `finish`: kube::error keeps its diagnostics; a
+// cleanup's other exceptions are named in the client message.
+struct finish_finalizer {
+  template <class T>
+  std::tuple<error_code, diagnostics, T> operator()(std::exception_ptr e, T value) const {
+    error_code ec;
+    diagnostics diag;
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const kube::error& x) {
+        ec = x.code();
+        diag = x.diag();
+      } catch (const boost::system::system_error& x) {
+        ec = x.code();
+        diag.set_client_message(x.what());
+      } catch (const std::exception& x) {
+        ec = make_error_code(boost::system::errc::state_not_recoverable);
+        diag.set_client_message(std::string("finalizers: cleanup failed: ") + x.what());
+      } catch (...) {
+        ec = make_error_code(boost::system::errc::state_not_recoverable);
+        diag.set_client_message("finalizers: cleanup failed with an unknown exception");
+      }
+    }
+    return {ec, std::move(diag), std::move(value)};
+  }
+};
 
 } // namespace
 
@@ -169,17 +164,20 @@ namespace detail {
 
 void start_ensure(dynamic_api api, unstructured obj, std::string finalizer, asio::any_io_executor ex,
                   kube::detail::completion<unstructured> h) {
-  spawn<unstructured>(ex, change(std::move(api), std::move(obj), std::move(finalizer), true), std::move(h));
+  kube::detail::spawn_operation(ex, change(std::move(api), std::move(obj), std::move(finalizer), true), std::move(h),
+                                finish_finalizer{});
 }
 
 void start_remove(dynamic_api api, unstructured obj, std::string finalizer, asio::any_io_executor ex,
                   kube::detail::completion<unstructured> h) {
-  spawn<unstructured>(ex, change(std::move(api), std::move(obj), std::move(finalizer), false), std::move(h));
+  kube::detail::spawn_operation(ex, change(std::move(api), std::move(obj), std::move(finalizer), false), std::move(h),
+                                finish_finalizer{});
 }
 
 void start_handle(dynamic_api api, unstructured obj, std::string finalizer, cleanup_fn cleanup,
                   asio::any_io_executor ex, kube::detail::completion<result> h) {
-  spawn<result>(ex, handle(std::move(api), std::move(obj), std::move(finalizer), std::move(cleanup)), std::move(h));
+  kube::detail::spawn_operation(ex, handle(std::move(api), std::move(obj), std::move(finalizer), std::move(cleanup)),
+                                std::move(h), finish_finalizer{});
 }
 
 } // namespace detail
