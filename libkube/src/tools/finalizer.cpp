@@ -49,85 +49,16 @@ std::string guarded_patch(const unstructured& obj, const std::vector<std::string
 
 namespace {
 
-constexpr int max_rereads = 5;
-
-void check_args(const unstructured& obj, const std::string& finalizer) {
-  if (finalizer.empty()) throw kube::error(client_errc::invalid_config, "finalizers: the finalizer name is empty");
-  if (obj.name().empty()) throw kube::error(client_errc::invalid_config, "finalizers: the object has no metadata.name");
-}
-
-bool is_api_error(const std::exception_ptr& e, api_errc code) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const kube::error& x) {
-    return x.code() == code;
-  } catch (...) {
-    return false;
-  }
-}
-
-// Adds (add=true) or removes our finalizer, rereading on conflict.
 asio::awaitable<unstructured> change(dynamic_api api, unstructured obj, std::string finalizer, bool add) {
-  check_args(obj, finalizer);
-  const auto name = obj.name();
-  for (int attempt = 0;; ++attempt) {
-    auto next = list(obj);
-    const auto it = std::find(next.begin(), next.end(), finalizer);
-    if (add) {
-      if (it != next.end() || is_being_deleted(obj)) co_return obj;
-      next.push_back(finalizer);
-    } else {
-      if (it == next.end()) co_return obj;
-      next.erase(std::remove(next.begin(), next.end(), finalizer), next.end());
-    }
-    const auto body = guarded_patch(obj, next);
-    std::exception_ptr failure;
-    try {
-      co_return co_await api.async_patch(name, patch_type::merge, body);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (!add && is_api_error(failure, api_errc::not_found)) co_return unstructured{};
-    if (!is_api_error(failure, api_errc::conflict) || attempt >= max_rereads) std::rethrow_exception(failure);
-    // Someone else wrote first: read the object again and recompute the list.
-    failure = nullptr;
-    try {
-      obj = co_await api.async_get(name);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      if (!add && is_api_error(failure, api_errc::not_found)) co_return unstructured{};
-      std::rethrow_exception(failure);
-    }
-  }
+  auto op = detail::change_finalizer(std::move(api), std::move(obj), std::move(finalizer), add);
+  auto r = co_await std::move(op);
+  co_return std::move(r.object);
 }
 
 asio::awaitable<result> handle(dynamic_api api, unstructured obj, std::string finalizer, cleanup_fn cleanup) {
-  check_args(obj, finalizer);
-  result r;
-  if (!is_being_deleted(obj)) {
-    if (contains(obj, finalizer)) {
-      r.object = std::move(obj);
-      co_return r;
-    }
-    auto op = change(api, std::move(obj), finalizer, true);
-    r.object = co_await std::move(op);
-    r.action = contains(r.object, finalizer) ? action::added : action::none;
-    co_return r;
-  }
-  if (!contains(obj, finalizer)) {
-    r.object = std::move(obj);
-    co_return r;
-  }
-  if (cleanup) {
-    auto work = cleanup(obj);
-    co_await std::move(work);
-  }
-  auto op = change(api, std::move(obj), finalizer, false);
-  r.object = co_await std::move(op);
-  r.action = action::finalized;
-  co_return r;
+  auto op = detail::handle_object(std::move(api), std::move(obj), std::move(finalizer), std::move(cleanup));
+  auto r = co_await std::move(op);
+  co_return result{r.action, std::move(r.object)};
 }
 
 // spawn_operation's `finish`: kube::error keeps its diagnostics; a
