@@ -166,7 +166,7 @@ work_loop_stats work_loop::stats() const noexcept {
 
 asio::awaitable<void> work_loop::run(reconcile_fn reconcile, ready_fn ready) {
   if (running_ || stopping_) {
-    throw boost::system::system_error(make_error_code(boost::system::errc::operation_not_supported));
+    throw boost::system::system_error(make_error_code(client_errc::already_running));
   }
   if (!reconcile) {
     throw boost::system::system_error(make_error_code(boost::system::errc::invalid_argument));

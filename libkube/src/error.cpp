@@ -25,6 +25,7 @@ public:
     case client_errc::timeout: return "operation timed out";
     case client_errc::watch_stream_error: return "malformed watch event";
     case client_errc::too_many_retries: return "too many retries";
+    case client_errc::already_running: return "already running";
     }
     return "unknown kube.client error " + std::to_string(ev);
   }

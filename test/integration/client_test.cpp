@@ -149,7 +149,7 @@ TEST_CASE("a malformed client key is reported naming the field, not its content"
   s.client_key_file = "/tmp/bad.key";
   try {
     asio::io_context io;
-    kube::client c(io.get_executor(), s);
+    auto c = kube::detail::client_access::make(io.get_executor(), s);
     FAIL("constructing a client with a bad key must throw");
   } catch (const kube::error& e) {
     CHECK(e.code() == kube::client_errc::tls_error);
@@ -161,7 +161,7 @@ TEST_CASE("a malformed client key is reported naming the field, not its content"
 
 TEST_CASE("co_await with kube::use_awaitable throws kube::error carrying the Status", "[client][tokens]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   bool caught = false;
   asio::co_spawn(
       io,
@@ -183,7 +183,7 @@ TEST_CASE("co_await with kube::use_awaitable throws kube::error carrying the Sta
 
 TEST_CASE("asio::deferred, use_future and as_tuple(use_awaitable) tokens work", "[client][tokens]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   unsigned deferred_status = 0;
   c.async_request(get_version(), asio::deferred)([&](kube::error_code ec, kube::response r) {
     CHECK_FALSE(ec);
@@ -207,7 +207,7 @@ TEST_CASE("asio::deferred, use_future and as_tuple(use_awaitable) tokens work", 
   asio::io_context io2;
   auto guard = asio::make_work_guard(io2);
   std::thread t([&] { io2.run(); });
-  kube::client c2(io2.get_executor(), admin_cert_settings());
+  auto c2 = kube::detail::client_access::make(io2.get_executor(), admin_cert_settings());
   auto fut = c2.async_request(get_version(), asio::use_future);
   CHECK(fut.get().status == 200);
   guard.reset();
@@ -216,7 +216,7 @@ TEST_CASE("asio::deferred, use_future and as_tuple(use_awaitable) tokens work", 
 
 TEST_CASE("a request is cancelled through its cancellation slot", "[client][cancel]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   asio::cancellation_signal sig;
   kube::error_code ec;
   bool done = false;
@@ -239,7 +239,7 @@ TEST_CASE("a request is cancelled through its cancellation slot", "[client][canc
 
 TEST_CASE("keep-alive connections are reused for sequential requests", "[client][pool]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   int ok = 0;
   asio::co_spawn(
       io,
@@ -260,7 +260,7 @@ TEST_CASE("the token bucket throttles unary requests to qps after the burst", "[
   s.qps = 5;
   s.burst = 10;
   asio::io_context io;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   int ok = 0;
   const auto start = std::chrono::steady_clock::now();
   asio::co_spawn(
@@ -281,7 +281,7 @@ TEST_CASE("a watch streams the changes kubectl makes, then ends with eof", "[cli
   const auto ns = unique_name("client-watch");
   create_namespace(ns);
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   std::vector<std::pair<kube::watch_event_type, std::string>> seen;
   kube::error_code end;
   asio::co_spawn(
@@ -317,7 +317,7 @@ TEST_CASE("a watch streams the changes kubectl makes, then ends with eof", "[cli
 
 TEST_CASE("cancelling async_next ends the watch with operation_aborted", "[client][watch][cancel]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   asio::cancellation_signal sig;
   kube::error_code ec;
   bool open = true;
@@ -353,7 +353,7 @@ TEST_CASE("a token file is re-read after a 401 so a rotated token is used", "[cl
   s.token_file = path.string();
 
   asio::io_context io;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   kube::error_code first, second;
   asio::co_spawn(
       io,
@@ -393,7 +393,7 @@ TEST_CASE("an exec plugin's token is cached and the plugin re-run after a 401", 
   s.exec.command = script.string();
 
   asio::io_context io;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   std::vector<kube::error_code> results;
   asio::co_spawn(
       io,
@@ -578,7 +578,7 @@ TEST_CASE("proxy-url sends requests through an HTTP CONNECT tunnel, TLS end to e
   asio::co_spawn(io, proxy.run(), asio::detached);
   auto s = admin_cert_settings();
   s.proxy_url = "http://127.0.0.1:" + std::to_string(proxy.port());
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   std::vector<unsigned> statuses;
   asio::co_spawn(
       io,
@@ -625,7 +625,7 @@ TEST_CASE("an exec credential past its expirationTimestamp is fetched again", "[
   s.exec.api_version = "client.authentication.k8s.io/v1beta1";
   s.exec.command = script.string();
   asio::io_context io;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   int ok = 0;
   asio::co_spawn(
       io,
@@ -642,7 +642,7 @@ TEST_CASE("an exec credential past its expirationTimestamp is fetched again", "[
 
 TEST_CASE("close() while async_next is pending ends it with operation_aborted", "[client][watch][cancel]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   kube::error_code ec, after;
   asio::co_spawn(
       io,

@@ -19,7 +19,7 @@ using namespace kube_test;
 
 TEST_CASE("one client serves coroutines on four threads without data races", "[client][threads]") {
   asio::thread_pool pool(4);
-  kube::client c(pool.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(pool.get_executor(), admin_cert_settings());
   std::atomic<int> ok{0}, failed{0};
   for (int worker = 0; worker < 8; ++worker) {
     asio::co_spawn(
@@ -42,7 +42,7 @@ TEST_CASE("one client serves coroutines on four threads without data races", "[c
 
 TEST_CASE("requests started from foreign threads complete through futures", "[client][threads]") {
   asio::thread_pool pool(2);
-  kube::client c(pool.get_executor(), token_settings("admin"));
+  auto c = kube::detail::client_access::make(pool.get_executor(), token_settings("admin"));
   std::vector<std::thread> callers;
   std::atomic<int> ok{0};
   for (int t = 0; t < 4; ++t) {

@@ -20,7 +20,7 @@ void kcluster(const std::string& command) {
 
 TEST_CASE("pooled connections that died with an apiserver restart are replaced transparently", "[client][restart]") {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   std::vector<unsigned> statuses;
   asio::co_spawn(
       io,
@@ -51,7 +51,7 @@ TEST_CASE("a watch from a compacted resourceVersion is refused as expired", "[cl
   kcluster("restart-apiserver");
 
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   kube::error_code open_ec, mapped;
   std::string message;
   bool got_error_event = false;

@@ -32,7 +32,7 @@ kube::unstructured configmap(const std::string& name, const std::string& value) 
 template <class F>
 void with_api(const std::string& ns, F body) {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   kube::dynamic_api api(c, configmaps, ns);
   std::exception_ptr failure;
   asio::co_spawn(io, body(api), [&](std::exception_ptr e) { failure = e; });

@@ -37,6 +37,7 @@ enum class client_errc {
   timeout,             ///< the operation's deadline passed
   watch_stream_error,  ///< a watch stream carried a malformed event
   too_many_retries,    ///< retries exhausted (Retry-After answers)
+  already_running,     ///< async_run on an object that is running (or, one-shot, has run)
 };
 
 /// Status reasons of the Kubernetes API (metav1.StatusReason), plus the HTTP

@@ -5,14 +5,14 @@
 namespace kube {
 namespace asio = boost::asio;
 
-void discovery_client::invalidate_cache() const { s_->cache.invalidate(s_->c.impl()->settings.server); }
+void discovery_client::invalidate_cache() const { s_->cache.invalidate(detail::client_access::impl(s_->c)->settings.server); }
 
 namespace detail {
 
 void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, completion<discovery_document> h) {
-  const auto& impl = s->c.impl();
-  spawn_op<discovery_document>(
-      impl,
+  const auto& impl = detail::client_access::impl(s->c);
+  spawn_operation(
+      impl->strand,
       [s, impl, refresh]() -> asio::awaitable<result<discovery_document>> {
         result<discovery_document> out;
         const auto& server = impl->settings.server;
@@ -47,7 +47,7 @@ void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, comp
         }
         co_return out;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 } // namespace detail

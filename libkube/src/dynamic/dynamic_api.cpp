@@ -111,16 +111,16 @@ namespace {
 
 // A unary request whose body decodes into an unstructured object.
 void object_op(const dyn& t, request req, std::string what, completion<unstructured> h) {
-  const auto& impl = t->c.impl();
-  spawn_op<unstructured>(
-      impl,
+  const auto& impl = detail::client_access::impl(t->c);
+  spawn_operation(
+      impl->strand,
       [impl, req = std::move(req), what = std::move(what)]() -> asio::awaitable<result<unstructured>> {
         auto r = co_await impl->run(req);
         result<unstructured> out{r.ec, std::move(r.diag), {}};
         if (!out.ec) out.ec = parse_object(r.value.body, what, out.value.object(), out.diag);
         co_return out;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 error_code need_name(const std::string& name, const std::string& what, diagnostics& diag) {
@@ -130,9 +130,9 @@ error_code need_name(const std::string& name, const std::string& what, diagnosti
 }
 
 void fail_now(const dyn& t, completion<unstructured> h, error_code ec, diagnostics diag) {
-  spawn_op<unstructured>(
-      t->c.impl(), [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
-      std::move(h));
+  spawn_operation(
+      detail::client_access::impl(t->c)->strand, [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
+      std::move(h), finish_result{});
 }
 
 } // namespace
@@ -144,9 +144,9 @@ void dynamic_get(dyn t, std::string name, std::string subresource, completion<un
 }
 
 void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_list> h) {
-  const auto& impl = t->c.impl();
-  spawn_op<unstructured_list>(
-      impl,
+  const auto& impl = detail::client_access::impl(t->c);
+  spawn_operation(
+      impl->strand,
       [impl, t, p = std::move(p), all_pages]() mutable -> asio::awaitable<result<unstructured_list>> {
         const auto what = "list " + where(*t);
         result<unstructured_list> out;
@@ -181,13 +181,13 @@ void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_
           p.continue_token = page.continue_token;
         }
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 void dynamic_watch(dyn t, watch_params p, completion<watch_stream> h) {
   auto req = base(*t);
   add_watch_params(req, p);
-  start_watch(t->c.impl(), std::move(req), std::move(h));
+  start_watch(detail::client_access::impl(t->c), std::move(req), std::move(h));
 }
 
 void dynamic_create(dyn t, unstructured obj, write_params p, completion<unstructured> h) {

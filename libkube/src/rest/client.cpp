@@ -7,8 +7,8 @@ namespace kube {
 
 namespace detail {
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
-  spawn_op<response>(
-      impl, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler));
+  spawn_operation(
+      impl->strand, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler), finish_result{});
 }
 } // namespace detail
 

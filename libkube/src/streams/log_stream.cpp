@@ -89,21 +89,21 @@ struct log_state {
 };
 
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   const std::string ns = t->namespace_name;
   std::string what = "logs of pods";
   if (!ns.empty()) what += " in namespace " + ns;
   what += " \"" + name + "\"";
   if (name.empty() || ns.empty()) {
-    spawn_op<typed_done>(
-        impl,
+    spawn_operation(
+        impl->strand,
         [what]() -> asio::awaitable<result<typed_done>> {
           result<typed_done> r;
           r.ec = client_errc::invalid_config;
           r.diag.set_client_message(what + ": needs a pod name and an api bound to a namespace");
           co_return r;
         },
-        std::move(h));
+        std::move(h), finish_result{});
     return;
   }
   request req;
@@ -117,8 +117,8 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   if (p.since_seconds) req.param("sinceSeconds", std::to_string(*p.since_seconds));
   if (p.limit_bytes) req.param("limitBytes", std::to_string(*p.limit_bytes));
   const std::size_t max_line = p.max_line ? p.max_line : 1;
-  spawn_op<typed_done>(
-      impl,
+  spawn_operation(
+      impl->strand,
       [impl, req = std::move(req), out = std::move(out), max_line]() mutable -> asio::awaitable<result<typed_done>> {
         auto r = co_await impl->open_stream(std::move(req), true);  // throttled like client-go
         if (!r.ec) {
@@ -129,7 +129,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
         }
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std::string> handler) {
@@ -142,13 +142,13 @@ void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std
     });
     return;
   }
-  spawn_op<std::string>(
-      state->io->impl,
+  spawn_operation(
+      state->io->impl->strand,
       [state]() -> asio::awaitable<result<std::string>> {
         auto r = co_await state->next_line();
         co_return r;
       },
-      std::move(handler));
+      std::move(handler), finish_result{});
 }
 
 void close_log(const std::shared_ptr<log_state>& state) {

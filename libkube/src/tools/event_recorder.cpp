@@ -231,7 +231,7 @@ namespace detail {
 class event_recorder_impl : public std::enable_shared_from_this<event_recorder_impl> {
 public:
   event_recorder_impl(client c, event_recorder_params o)
-      : client_(std::move(c)), opts_(std::move(o)), ex_(client_.impl()->strand), correlator_(opts_),
+      : client_(std::move(c)), opts_(std::move(o)), ex_(detail::client_access::impl(client_)->strand), correlator_(opts_),
         rng_(std::random_device{}()) {}
 
   client client_;
@@ -253,7 +253,7 @@ public:
   }
 
   void log(log_level l, const std::string& line) const {
-    const auto& lg = client_.impl()->settings.log;
+    const auto& lg = detail::client_access::impl(client_)->settings.log;
     if (lg.enabled(l)) lg.log(l, "event recorder (" + opts_.component + "): " + line);
   }
 
@@ -356,23 +356,21 @@ public:
 
 void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
-  auto hex = asio::get_associated_executor(handler, impl->ex_);
   if (impl->running_.exchange(true)) {
-    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::invalid_config)); });
+    auto hex = asio::get_associated_executor(handler, impl->ex_);
+    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
     return;
   }
-  auto slot = asio::get_associated_cancellation_slot(handler);
-  asio::co_spawn(impl->ex_, impl->run(),
-                 asio::bind_cancellation_slot(slot, [impl, h = std::move(handler), hex](std::exception_ptr e) mutable {
-                   {
-                     std::lock_guard lk(impl->m_);
-                     impl->waiting_ = false;
-                   }
-                   impl->wake_.reset();
-                   impl->running_ = false;
-                   const auto ec = error_of(e);
-                   asio::dispatch(hex, [h = std::move(h), ec]() mutable { std::move(h)(ec); });
-                 }));
+  auto ex = impl->ex_;
+  spawn_operation(ex, impl->run(), std::move(handler), [impl](std::exception_ptr e) {
+    {
+      std::lock_guard lk(impl->m_);
+      impl->waiting_ = false;
+    }
+    impl->wake_.reset();
+    impl->running_ = false;
+    return std::tuple{error_of(e)};
+  });
 }
 
 } // namespace detail

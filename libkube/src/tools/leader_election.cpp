@@ -195,7 +195,7 @@ public:
       : client_(std::move(c)),
         leases_(client_, leases_gvr, cfg.lease_namespace),
         cfg_(std::move(cfg)),
-        ex_(client_.impl()->strand),
+        ex_(detail::client_access::impl(client_)->strand),
         state_(cfg_.identity, std::chrono::duration_cast<std::chrono::seconds>(cfg_.lease_duration)),
         rng_(std::random_device{}()) {}
 
@@ -220,7 +220,7 @@ public:
   steady::time_point now() const { return cfg_.now ? cfg_.now() : steady::now(); }
 
   void log(log_level l, const std::string& line) const {
-    const auto& lg = client_.impl()->settings.log;
+    const auto& lg = detail::client_access::impl(client_)->settings.log;
     if (lg.enabled(l)) lg.log(l, "leader election " + cfg_.lease_namespace + "/" + cfg_.lease_name + " (" + cfg_.identity + "): " + line);
   }
 
@@ -434,19 +434,17 @@ public:
 
 void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
-  auto hex = asio::get_associated_executor(handler, impl->ex_);
   if (impl->running_.exchange(true)) {
-    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::invalid_config)); });
+    auto hex = asio::get_associated_executor(handler, impl->ex_);
+    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
     return;
   }
-  auto slot = asio::get_associated_cancellation_slot(handler);
-  asio::co_spawn(impl->ex_, impl->run(),
-                 asio::bind_cancellation_slot(slot, [impl, h = std::move(handler), hex](std::exception_ptr e) mutable {
-                   impl->running_ = false;
-                   impl->leader_ = false;
-                   const auto ec = error_of(e);
-                   asio::dispatch(hex, [h = std::move(h), ec]() mutable { std::move(h)(ec); });
-                 }));
+  auto ex = impl->ex_;
+  spawn_operation(ex, impl->run(), std::move(handler), [impl](std::exception_ptr e) {
+    impl->running_ = false;
+    impl->leader_ = false;
+    return std::tuple{error_of(e)};
+  });
 }
 
 } // namespace detail

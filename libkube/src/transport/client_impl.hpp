@@ -9,6 +9,7 @@
 #include "transport/token_bucket.hpp"
 
 #include <kube/detail/initiate.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/detail/strand.hpp>
 #include <kube/detail/transport_params.hpp>
 #include <kube/detail/watch_decoder.hpp>
@@ -40,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -166,49 +168,31 @@ struct watch_stream_access {
 /// ends the stream, as async_next documents.
 boost::asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state);
 
-// Runs `body` on the strand and completes `handler` on its own executor,
-// with its cancellation slot hooked to the coroutine.
-template <class T, class Body>
-void spawn_op(const std::shared_ptr<client_impl>& impl, Body body, completion<T> handler) {
-  auto slot = boost::asio::get_associated_cancellation_slot(handler);
-  auto hex = boost::asio::get_associated_executor(handler, impl->executor);
-  boost::asio::co_spawn(impl->strand, std::move(body),
-                 boost::asio::bind_cancellation_slot(
-                     slot, boost::asio::bind_executor(hex, [h = std::move(handler)](std::exception_ptr e, result<T> r) mutable {
-                       if (e) {
-                         try {
-                           std::rethrow_exception(e);
-                         } catch (const boost::system::system_error& x) {
-                           // Asio throws operation_aborted at the next co_await
-                           // when a cancellation arrived between two awaits.
-                           r.ec = x.code();
-                           r.diag.set_client_message(x.what());
-                         } catch (const std::exception& x) {
-                           r.ec = client_errc::protocol_error;
-                           r.diag.set_client_message(std::string("internal error: ") + x.what());
-                         }
-                       }
-                       if constexpr (std::is_same_v<T, response>) {
-                         if (r.ec) r.value.diag = r.diag;  // a failed answer still carries status and body
-                       } else {
-                         if (r.ec) r.value = T{};  // no partial results on failure
-                       }
-                       std::move(h)(r.ec, std::move(r.diag), std::move(r.value));
-                     })));
-}
-
-
-/// The error code an exception from a spawned coroutine carries: a
-/// system_error's code, state_not_recoverable for anything else.
-inline error_code error_of(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    return se.code();
-  } catch (...) {
-    return make_error_code(boost::system::errc::state_not_recoverable);
+/// spawn_operation's `finish` for the client's coroutines: an exception
+/// becomes a code (operation_aborted when Asio throws it at the next
+/// co_await after a cancellation), and a failure carries no partial value.
+struct finish_result {
+  template <class T>
+  std::tuple<error_code, diagnostics, T> operator()(std::exception_ptr e, result<T> r) const {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const boost::system::system_error& x) {
+        r.ec = x.code();
+        r.diag.set_client_message(x.what());
+      } catch (const std::exception& x) {
+        r.ec = client_errc::protocol_error;
+        r.diag.set_client_message(std::string("internal error: ") + x.what());
+      }
+    }
+    if constexpr (std::is_same_v<T, response>) {
+      if (r.ec) r.value.diag = r.diag;  // a failed answer still carries status and body
+    } else {
+      if (r.ec) r.value = T{};  // no partial results on failure
+    }
+    return {r.ec, std::move(r.diag), std::move(r.value)};
   }
-}
+};
+
 
 } // namespace kube::detail

@@ -162,18 +162,18 @@ error_code read_body(const std::string& body, codec::read_fn read, codec::decode
 }
 
 void complete_now(const typed_ptr& t, typed_completion h, error_code ec, diagnostics diag) {
-  spawn_op<typed_done>(
-      t->c.impl(),
+  spawn_operation(
+      detail::client_access::impl(t->c)->strand,
       [ec, diag = std::move(diag)]() -> asio::awaitable<result<typed_done>> { co_return result<typed_done>{ec, diag, {}}; },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 // A unary request whose body `decode` turns into the caller's value.
 template <class Decode>
 void unary(const typed_ptr& t, request req, std::string what, Decode decode, typed_completion h) {
-  const auto& impl = t->c.impl();
-  spawn_op<typed_done>(
-      impl,
+  const auto& impl = detail::client_access::impl(t->c);
+  spawn_operation(
+      impl->strand,
       [impl, req = std::move(req), what = std::move(what), decode = std::move(decode)]() mutable
       -> asio::awaitable<result<typed_done>> {
         auto r = co_await impl->run(req);
@@ -181,7 +181,7 @@ void unary(const typed_ptr& t, request req, std::string what, Decode decode, typ
         if (!out.ec) out.ec = decode(r.value.body, what, out.diag);
         co_return out;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 auto into(decode_slot slot) {
@@ -251,9 +251,9 @@ void typed_get(typed_ptr t, std::string name, std::string subresource, decode_sl
 }
 
 void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed_completion h) {
-  const auto& impl = t->c.impl();
-  spawn_op<typed_done>(
-      impl,
+  const auto& impl = detail::client_access::impl(t->c);
+  spawn_operation(
+      impl->strand,
       [impl, t, p = std::move(p), all_pages, out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
         const auto what = "list " + where(*t, t->namespaced ? t->namespace_name : std::string());
         result<typed_done> res;
@@ -293,7 +293,7 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
           p.continue_token = std::move(next);
         }
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 void typed_create(typed_ptr t, typed_body body, std::string name, std::string subresource, write_params p,
@@ -481,11 +481,11 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
 }
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h) {
-  const auto& impl = t->c.impl();
+  const auto& impl = detail::client_access::impl(t->c);
   auto req = base(*t, t->namespace_name);
   add_watch_params(req, p);
-  spawn_op<typed_done>(
-      impl,
+  spawn_operation(
+      impl->strand,
       [impl, req = std::move(req), out = std::move(out), objects = t->objects]() mutable
       -> asio::awaitable<result<typed_done>> {
         // Objects read straight into T from the text, as each event is framed.
@@ -493,7 +493,7 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
         if (!r.ec) *out = std::move(r.value);
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_completion h) {
@@ -506,9 +506,9 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
     });
     return;
   }
-  const auto& impl = t->c.impl();
-  spawn_op<typed_done>(
-      impl,
+  const auto& impl = detail::client_access::impl(t->c);
+  spawn_operation(
+      impl->strand,
       [t, w = std::move(w), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
         result<typed_done> res;
         // Already on the client's strand: read the stream's next event here
@@ -523,7 +523,7 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
         res.ec = translate_event(ev.value, out, what, res.diag);
         co_return res;
       },
-      std::move(h));
+      std::move(h), finish_result{});
 }
 
 // ---- retry ---------------------------------------------------------------------

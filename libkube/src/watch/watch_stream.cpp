@@ -168,8 +168,8 @@ asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool 
 }
 
 void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
-  spawn_op<watch_stream>(
-      impl, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler));
+  spawn_operation(
+      impl->strand, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler), finish_result{});
 }
 
 namespace {
@@ -198,8 +198,8 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
     });
     return;
   }
-  spawn_op<watch_event>(
-      state->impl, [state]() { return next_watch_event(state); }, std::move(handler));
+  spawn_operation(
+      state->impl->strand, [state]() { return next_watch_event(state); }, std::move(handler), finish_result{});
 }
 
 } // namespace detail

@@ -196,7 +196,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
 
   // ---- the informer, on its own thread ----------------------------------------------------
   asio::io_context inf_io;
-  kube::client inf_client(inf_io.get_executor(), settings);
+  auto inf_client = kube::detail::client_access::make(inf_io.get_executor(), settings);
   std::shared_ptr<gated_lister_watcher> gate;
   ki::informer_factory factory(inf_client, {ns, {}, true, {}});
   std::mutex m;
@@ -249,7 +249,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::atomic<int> cpp_ops{0}, kubectl_ops{0};
   std::thread cpp([&] {
     asio::io_context io;
-    kube::client c(io.get_executor(), settings);
+    auto c = kube::detail::client_access::make(io.get_executor(), settings);
     kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
     asio::co_spawn(
         io,
@@ -315,7 +315,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::set<std::string> missed;
   {
     asio::io_context io;
-    kube::client c(io.get_executor(), settings);
+    auto c = kube::detail::client_access::make(io.get_executor(), settings);
     kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
     asio::co_spawn(
         io,

@@ -81,7 +81,7 @@ bool converges(const ki::lister<partial_object_metadata>& l, const std::string& 
 // A factory running on its own thread; stopped and joined on destruction.
 struct running_factory {
   asio::io_context io;
-  kube::client c{io.get_executor(), admin_cert_settings()};
+  kube::client c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   ki::informer_factory factory;
   asio::cancellation_signal stop;
   std::thread t;

@@ -48,7 +48,7 @@ inline asio::awaitable<void> pause(std::chrono::milliseconds d) {
 template <class F>
 void run_test(F body) {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   std::exception_ptr failure;
   asio::co_spawn(io, body(c), [&](std::exception_ptr e) { failure = e; });
   io.run();

@@ -65,7 +65,7 @@ inline transport_params token_settings(const std::string& who) {
 // Runs one request to completion on a fresh io_context (no exceptions).
 inline std::pair<kube::error_code, kube::response> run(transport_params s, kube::request r) {
   asio::io_context io;
-  kube::client c(io.get_executor(), std::move(s));
+  auto c = kube::detail::client_access::make(io.get_executor(), std::move(s));
   kube::error_code ec;
   kube::response res;
   c.async_request(std::move(r), [&](kube::error_code e, kube::response x) {
@@ -103,7 +103,7 @@ inline std::string event_name(const kube::watch_event& ev) {
 template <class F>
 void with_admin_client(F body) {
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   std::exception_ptr failure;
   bool done = false;
   asio::co_spawn(io, body(c), [&](std::exception_ptr e) {

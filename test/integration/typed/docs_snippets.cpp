@@ -144,7 +144,7 @@ TEST_CASE("docs/guides/typed.md snippets run", "[typed][docs]") {
   const auto ns = unique_name("typed-docs");
   create_namespace(ns);
   asio::io_context io;
-  kube::client c(io.get_executor(), admin_cert_settings());
+  auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   std::ostringstream out;
   std::exception_ptr failure;
   asio::co_spawn(

@@ -309,7 +309,7 @@ TEST_CASE("work_loop: cancelled while waiting for ready - bad arguments", "[cont
     t.loop->async_run([](const std::string&) -> asio::awaitable<kc::reconcile_result> { co_return kc::reconcile_result::done(); },
                       {}, [&](kube::error_code ec) { again = ec; });
     settle(t.io);
-    CHECK(again == boost::system::errc::operation_not_supported);
+    CHECK(again == kube::client_errc::already_running);
   }
   asio::io_context io;
   kc::work_loop_params o;

@@ -225,6 +225,21 @@ TEST_CASE("informer: async_wait_for_sync completes once synced, and can be cance
   CHECK_FALSE(ec1);
 }
 
+TEST_CASE("informer: a second async_run while running completes with already_running", "[informer][shared_informer]") {
+  informer_rig t;
+  t.start();
+  error_code again;
+  bool again_done = false;
+  t.inf->async_run([&](error_code ec) {
+    again = ec;
+    again_done = true;
+  });
+  t.poll();
+  CHECK(again_done);
+  CHECK(again == kube::client_errc::already_running);
+  CHECK_FALSE(t.done);  // the first run goes on
+}
+
 TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync is due", "[informer][shared_informer]") {
   informer_rig t;
   recorder fast, never;

@@ -23,7 +23,7 @@ TEST_CASE("record() from many threads while the writer runs: nothing lost, nothi
   s.server = "http://127.0.0.1:1";  // connection refused
   s.log.level = kube::log_level::off;
   s.qps = 0;
-  kube::client c(io.get_executor(), std::move(s));
+  auto c = kube::detail::client_access::make(io.get_executor(), std::move(s));
   kube::event_recorder_params o;
   o.component = "threads";
   o.max_tries = 1;

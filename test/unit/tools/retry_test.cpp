@@ -120,7 +120,7 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
   s.disable_compression = disable_compression;
   outcome out;
   s.on_warning = [&](std::string_view w) { out.warnings.emplace_back(w); };
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   c.async_request(kube::request{}.method(method).raw_path("/x").body(method == kube::http_method::get ? "" : "{}"),
                   [&](kube::error_code ec, kube::response r) {
                     out.ec = ec;

@@ -92,7 +92,7 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   std::exception_ptr failure;
   bool done = false;
   asio::co_spawn(io, body(c), [&](std::exception_ptr e) {
@@ -110,11 +110,11 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
 // before any request.
 struct offline {
   asio::io_context io;
-  kube::client c{io.get_executor(), [] {
-                   kube::detail::transport_params s;
-                   s.server = "http://127.0.0.1:1";
-                   return s;
-                 }()};
+  kube::client c = kube::detail::client_access::make(io.get_executor(), [] {
+    kube::detail::transport_params s;
+    s.server = "http://127.0.0.1:1";
+    return s;
+  }());
 };
 
 } // namespace
@@ -242,6 +242,15 @@ TEST_CASE("backoff steps follow client-go's wait.Backoff", "[typed][retry]") {
   CHECK(capped.step(0.5) == milliseconds(10));  // no jitter configured
   CHECK(capped.step(0.5) == milliseconds(50));  // 100 capped to 50, and the cap ends the steps
   CHECK(capped.steps == 0);
+  CHECK(capped.step(0.5) == milliseconds(50));  // held at the cap
+  CHECK(capped.steps == 0);
+
+  // Steps used up: the pause stays where it got to (Step with Steps < 1).
+  kube::backoff few{milliseconds(10), 2.0, 0.0, 1, {}};
+  CHECK(few.step(0.0) == milliseconds(10));
+  CHECK(few.step(0.0) == milliseconds(20));
+  CHECK(few.step(0.0) == milliseconds(20));
+  CHECK(few.steps == 0);
 }
 
 namespace {
@@ -720,7 +729,7 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
-  kube::client c(io.get_executor(), s);
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
   kube::api<ConfigMap> cms(c, "demo");
   int done = 0;
   cms.async_get("a", [&](kube::error_code ec, ConfigMap cm) {
@@ -740,4 +749,42 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
   }
   CHECK(done == 2);
   CHECK(fut.get().name() == "a");
+}
+
+TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, deferred and futures",
+          "[typed][tokens][diagnostics]") {
+  asio::io_context io;
+  scripted_server server(io.get_executor(), [](const auto&) {
+    return std::vector<std::string>{json_response(
+        404, R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"a\" not found","reason":"NotFound","code":404})")};
+  });
+  asio::co_spawn(io, server.run(), asio::detached);
+  kube::detail::transport_params s;
+  s.server = server.url();
+  s.qps = 0;
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
+  kube::api<ConfigMap> cms(c, "demo");
+  kube::diagnostics by_callback, by_deferred, by_tuple, by_future;
+  std::vector<kube::error_code> codes;
+  cms.async_get("a", kube::with_diagnostics(by_callback, [&](kube::error_code ec, ConfigMap) { codes.push_back(ec); }));
+  auto op = cms.async_get("a", kube::with_diagnostics(by_deferred, asio::deferred));
+  std::move(op)([&](kube::error_code ec, ConfigMap) { codes.push_back(ec); });
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto [ec, cm] = co_await cms.async_get("a", kube::with_diagnostics(by_tuple, asio::as_tuple(asio::use_awaitable)));
+        codes.push_back(ec);
+      },
+      asio::detached);
+  auto fut = cms.async_get("a", kube::with_diagnostics(by_future, asio::use_future));
+  while (codes.size() < 3 || fut.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (io.run_one_for(std::chrono::seconds(10)) == 0) break;
+  }
+  REQUIRE(codes.size() == 3);
+  for (auto ec : codes) CHECK(ec == kube::api_errc::not_found);
+  CHECK_THROWS(fut.get());
+  for (const auto* d : {&by_callback, &by_deferred, &by_tuple, &by_future}) {
+    CHECK(d->server_message() == "configmaps \"a\" not found");
+    CHECK(d->client_message().find("configmaps") != std::string::npos);
+  }
 }

@@ -198,8 +198,8 @@ public:
 
   /// Runs until cancelled; completion void(error_code): operation_aborted
   /// after a graceful stop (see work_loop).
-  template <class Token>
-  auto async_run(reconcile_fn reconcile, Token&& token) {
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(reconcile_fn reconcile, Token&& token = {}) {
     if (!reconcile) {
       throw std::invalid_argument("kube::controller::controller::async_run: reconcile is empty");
     }

@@ -4,7 +4,8 @@
 // rules and the same guarded write — a JSON merge patch of
 // metadata.finalizers carrying the object's resourceVersion, so a finalizer
 // another controller added or removed in between is never overwritten (409
-// -> read again, recompute, at most 5 times) — through kube::api<T>.
+// -> read again, recompute, at most 5 times) — through kube::api<T>, with
+// the same loop (kube::finalizers::detail::change_finalizer).
 //
 //   auto act = co_await kube::controller::handle_finalizer(foos, *req.object, "example.com/cleanup",
 //       [&](const Foo& foo) -> asio::awaitable<void> { ... delete what Foo made ... });
@@ -47,78 +48,20 @@ template <class T>
 template <class T>
   requires resource<T>
 [[nodiscard]] bool is_being_deleted(const T& obj) {
-  return obj.metadata.deletion_timestamp.has_value();
+  return kube::finalizers::detail::deleting(obj);
 }
 
 namespace detail {
 
-inline bool is_api_error(const std::exception_ptr& e, api_errc code) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    return se.code() == code;
-  } catch (...) {
-    return false;
-  }
-}
-
-/// Adds (add=true) or removes `finalizer` with guarded merge patches.
-/// Returns false when there was nothing to do (already in that state, the
-/// object is being deleted (add), or it is gone (remove)).
+/// kube::finalizers' guarded add/remove (one loop, in libkube) through the
+/// typed client; true if it wrote.
 template <class T>
 boost::asio::awaitable<bool> write_finalizer(const api<T>& api_ref, const T& obj_ref, std::string_view finalizer_ref,
                                              bool add) {
-  api<T> a = api_ref;  // copies: the caller's arguments need only live until the first suspension
-  T obj = obj_ref;
-  const std::string finalizer(finalizer_ref);
-  if (finalizer.empty()) {
-    throw kube::error(client_errc::invalid_config, "finalizers: the finalizer name is empty");
-  }
-  if (obj.name().empty()) {
-    throw kube::error(client_errc::invalid_config, "finalizers: the object has no metadata.name");
-  }
-  const std::string name(obj.name());
-  for (int attempt = 1;; ++attempt) {
-    std::vector<std::string> next = obj.metadata.finalizers.value_or(std::vector<std::string>{});
-    const bool present = std::find(next.begin(), next.end(), finalizer) != next.end();
-    if (add == present || (add && is_being_deleted(obj))) {
-      co_return false;
-    }
-    if (add) {
-      next.push_back(finalizer);
-    } else {
-      std::erase(next, finalizer);
-    }
-    unstructured guard;  // the existing helper builds the guarded body
-    guard.set_name(name);
-    guard.set_resource_version(obj.resource_version());
-    const std::string body = kube::finalizers::guarded_patch(guard, next);
-    std::exception_ptr failure;
-    try {
-      co_await a.async_patch(name, patch_type::merge, body);
-      co_return true;
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (!add && is_api_error(failure, api_errc::not_found)) {
-      co_return false;
-    }
-    if (!is_api_error(failure, api_errc::conflict) || attempt >= 5) {
-      std::rethrow_exception(failure);
-    }
-    failure = nullptr;
-    try {
-      obj = co_await a.async_get(name);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      if (!add && is_api_error(failure, api_errc::not_found)) {
-        co_return false;
-      }
-      std::rethrow_exception(failure);
-    }
-  }
+  // Copies: the caller's arguments need only live until the first suspension.
+  auto op = kube::finalizers::detail::change_finalizer(api_ref, obj_ref, std::string(finalizer_ref), add);
+  auto r = co_await std::move(op);
+  co_return r.wrote;
 }
 
 } // namespace detail
@@ -141,31 +84,19 @@ boost::asio::awaitable<bool> remove_finalizer(const api<T>& a, const T& obj, std
 
 /// The reconcile step: alive -> ensure ours (added); being deleted with
 /// ours -> co_await cleanup(obj), then remove ours (finalized); otherwise
-/// none.
+/// none. kube::finalizers' step (one flow, in libkube) through the typed client.
 template <class T>
   requires resource<T>
 boost::asio::awaitable<kube::finalizers::action> handle_finalizer(
     const api<T>& api_ref, const std::shared_ptr<const T>& obj_ref, std::string_view finalizer_ref,
     const std::function<boost::asio::awaitable<void>(const T&)>& cleanup_ref) {
-  const api<T> a = api_ref;  // copies (see write_finalizer)
-  const std::shared_ptr<const T> obj = obj_ref;
-  const std::string finalizer(finalizer_ref);
-  const auto cleanup = cleanup_ref;
-  if (!obj) {
+  if (!obj_ref) {
     co_return kube::finalizers::action::none;
   }
-  if (!is_being_deleted(*obj)) {
-    const bool wrote = co_await detail::write_finalizer<T>(a, *obj, finalizer, true);
-    co_return wrote ? kube::finalizers::action::added : kube::finalizers::action::none;
-  }
-  if (!has_finalizer(*obj, finalizer)) {
-    co_return kube::finalizers::action::none;
-  }
-  if (cleanup) {
-    co_await cleanup(*obj);
-  }
-  co_await detail::write_finalizer<T>(a, *obj, finalizer, false);
-  co_return kube::finalizers::action::finalized;
+  // Copies: the caller's arguments need only live until the first suspension.
+  auto op = kube::finalizers::detail::handle_object(api_ref, *obj_ref, std::string(finalizer_ref), cleanup_ref);
+  auto r = co_await std::move(op);
+  co_return r.action;
 }
 
 } // namespace kube::controller

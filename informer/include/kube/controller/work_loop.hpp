@@ -24,7 +24,7 @@
 // informers' initial list), and async_run completes — with
 // asio::error::operation_aborted — only after every in-flight reconcile has
 // finished. Reconciles are not cancelled. One-shot: a second async_run
-// completes with errc::operation_not_supported.
+// completes with client_errc::already_running.
 //
 // Threads: the workers and the queue live on one strand of the executor
 // given to the constructor; reconciles run there too (their I/O completes
@@ -34,7 +34,7 @@
 
 #include <kube/controller/reconcile.hpp>
 #include <kube/detail/strand.hpp>
-#include <kube/informer/detail/spawn.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -113,9 +113,9 @@ public:
   [[nodiscard]] bool started() const noexcept { return workers_started_.load(std::memory_order_acquire); }
 
   /// Runs until cancelled; see the header comment. Completion void(error_code).
-  template <class Token>
-  auto async_run(reconcile_fn reconcile, ready_fn ready, Token&& token) {
-    return informer::detail::async_spawn(
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(reconcile_fn reconcile, ready_fn ready, Token&& token = {}) {
+    return kube::detail::async_spawn(
         strand_,
         [this, r = std::move(reconcile), w = std::move(ready)]() mutable { return run(std::move(r), std::move(w)); },
         std::forward<Token>(token));

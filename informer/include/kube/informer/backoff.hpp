@@ -1,9 +1,11 @@
 #pragma once
 
 #include <kube/informer/clock.hpp>
+#include <kube/tools/retry.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 
 namespace kube::informer {
@@ -20,33 +22,32 @@ struct backoff_policy {
   clock::duration reset_after = std::chrono::minutes(2);
 };
 
-/// Exponential backoff with jitter and reset (client-go's
-/// exponentialBackoffManagerImpl: the reset interval counts from the last
-/// delay taken). Plain value, not thread-safe.
+/// kube::backoff (client-go's wait.Backoff) with a reset: client-go's
+/// exponentialBackoffManagerImpl, where the reset interval counts from the
+/// last delay taken. Plain value, not thread-safe.
 class backoff {
 public:
-  explicit backoff(backoff_policy p = {}) : p_(p), current_(p.initial) {}
+  explicit backoff(backoff_policy p = {}) : p_(p), b_(fresh()) {}
 
   /// The next delay at time `now`; `random01` in [0, 1) draws the jitter.
   clock::duration next(clock::time_point now, double random01) {
     if (last_ && now - *last_ > p_.reset_after) {
-      current_ = p_.initial;
+      b_ = fresh();
     }
     last_ = now;
-    const auto base = current_;
-    const auto grown = std::chrono::duration_cast<clock::duration>(
-        std::chrono::duration<double, clock::duration::period>(static_cast<double>(current_.count()) * p_.factor));
-    current_ = std::min(grown, p_.max);
-    const double r = std::clamp(random01, 0.0, 1.0);
-    return base + std::chrono::duration_cast<clock::duration>(
-                      std::chrono::duration<double, clock::duration::period>(static_cast<double>(base.count()) * p_.jitter * r));
+    return std::chrono::duration_cast<clock::duration>(b_.step(std::clamp(random01, 0.0, 1.0)));
   }
 
   [[nodiscard]] const backoff_policy& policy() const noexcept { return p_; }
 
 private:
+  // Unbounded steps: the reflector never gives up; the cap holds the delay at max.
+  [[nodiscard]] kube::backoff fresh() const noexcept {
+    return kube::backoff{p_.initial, p_.factor, p_.jitter, std::numeric_limits<int>::max(), p_.max};
+  }
+
   backoff_policy p_;
-  clock::duration current_;
+  kube::backoff b_;
   std::optional<clock::time_point> last_;
 };
 

@@ -133,15 +133,25 @@ public:
       : api_(std::move(api)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<unstructured>> list(const list_params& params) override {
-    list_outcome<unstructured> out;
-    list_params p = params;
-    apply_selectors(p.label_selector, p.field_selector);
-    auto op = api_.async_list(p, kube::use_awaitable);
-    auto listed = co_await detail::capture_error(std::move(op), out);
-    if (!listed) {
-      co_return out;
-    }
-    auto& page = *listed;
+    return detail::list_or_watch<list_outcome<unstructured>>(
+        params, opts_, [this](const list_params& p) { return api_.async_list(p, kube::use_awaitable); },
+        [this](unstructured_list& page, list_outcome<unstructured>& out) { take_page(page, out); });
+  }
+
+  boost::asio::awaitable<watch_outcome<unstructured>> watch(const watch_params& params) override {
+    return detail::list_or_watch<watch_outcome<unstructured>>(
+        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        [this](watch_stream& s, watch_outcome<unstructured>& out) {
+          out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(s), opts_.expected_kind,
+                                                                      "watch " + api_.resource().resource);
+        });
+  }
+
+  [[nodiscard]] const dynamic_api& api() const noexcept { return api_; }
+
+private:
+  // List items come without apiVersion/kind: they get the expected ones.
+  void take_page(unstructured_list& page, list_outcome<unstructured>& out) const {
     out.result.items.reserve(page.items.size());
     const auto api_version = detail::api_version_of(api_.resource());
     for (auto& item : page.items) {
@@ -151,34 +161,12 @@ public:
       if (auto ec = detail::check_object(item, opts_.expected_kind, "list " + api_.resource().resource, out.diag)) {
         out.ec = ec;
         out.result = {};
-        co_return out;
+        return;
       }
       out.result.items.push_back(std::make_shared<const unstructured>(std::move(item)));
     }
     out.result.resource_version = std::move(page.resource_version);
     out.result.continue_token = std::move(page.continue_token);
-    co_return out;
-  }
-
-  boost::asio::awaitable<watch_outcome<unstructured>> watch(const watch_params& params) override {
-    watch_outcome<unstructured> out;
-    watch_params p = params;
-    apply_selectors(p.label_selector, p.field_selector);
-    auto op = api_.async_watch(p, kube::use_awaitable);
-    auto s = co_await detail::capture_error(std::move(op), out);
-    if (!s) {
-      co_return out;
-    }
-    out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(*s), opts_.expected_kind,
-                                                                "watch " + api_.resource().resource);
-    co_return out;
-  }
-
-  [[nodiscard]] const dynamic_api& api() const noexcept { return api_; }
-
-private:
-  void apply_selectors(std::string& label, std::string& field) const {
-    detail::default_selectors(label, field, opts_.label_selector, opts_.field_selector);
   }
 
   dynamic_api api_;

@@ -149,16 +149,16 @@ public:
 
   /// Runs every informer (present and future) until cancelled; then stops
   /// them all and completes with operation_aborted.
-  template <class Token>
-  auto async_run(Token&& token) {
-    return detail::async_spawn(
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(Token&& token = {}) {
+    return kube::detail::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
   /// Completes once every informer registered so far has synced.
-  template <class Token>
-  auto async_wait_for_sync(Token&& token) {
-    return detail::async_spawn(
+  template <class Token = kube::use_awaitable_t>
+  auto async_wait_for_sync(Token&& token = {}) {
+    return kube::detail::async_spawn(
         strand_, [this] { return wait_all(); }, std::forward<Token>(token));
   }
 
@@ -205,7 +205,7 @@ private:
 
   boost::asio::awaitable<void> run() {
     if (running_) {
-      throw boost::system::system_error(make_error_code(boost::system::errc::operation_not_supported));
+      throw boost::system::system_error(make_error_code(client_errc::already_running));
     }
     running_ = true;
     for (;;) {

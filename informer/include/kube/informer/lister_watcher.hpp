@@ -150,6 +150,24 @@ inline void default_selectors(std::string& label, std::string& field, const std:
   }
 }
 
+/// The glue every lister_watcher over a client shares: the caller's
+/// `params` with the default selectors of `opts` (its label_selector and
+/// field_selector), the client's call `call(params)` (an awaitable of the
+/// kube::use_awaitable token), its error kept in the outcome, and
+/// `take(answer, outcome)` for what it answered.
+template <class Outcome, class Params, class Options, class Call, class Take>
+boost::asio::awaitable<Outcome> list_or_watch(const Params& params, const Options& opts, Call call, Take take) {
+  Outcome out;
+  Params p = params;
+  default_selectors(p.label_selector, p.field_selector, opts.label_selector, opts.field_selector);
+  auto op = call(p);  // not inside the co_await (g++ 12 and temporaries: docs/guides/client.md)
+  auto answer = co_await capture_error(std::move(op), out);
+  if (answer) {
+    take(*answer, out);
+  }
+  co_return out;
+}
+
 /// What a failed read of a watch stream means for event_stream::next():
 /// nullopt at the clean end (eof), an error event otherwise; cancellation
 /// propagates. Call it from the catch handler of the read.

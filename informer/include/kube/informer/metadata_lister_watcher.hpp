@@ -71,31 +71,23 @@ public:
       : api_(std::move(api)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<partial_object_metadata>> list(const list_params& params) override {
-    list_outcome<partial_object_metadata> out;
-    list_params p = params;
-    detail::default_selectors(p.label_selector, p.field_selector, opts_.label_selector, opts_.field_selector);
-    auto op = api_.async_list_shared(p, kube::use_awaitable);
-    auto listed = co_await detail::capture_error(std::move(op), out);
-    if (!listed) {
-      co_return out;
-    }
-    detail::share_page(*listed, out, "list " + api_.resource().resource,
-                       detail::metadata_policy(opts_.strip_managed_fields));
-    co_return out;
+    using outcome = list_outcome<partial_object_metadata>;
+    return detail::list_or_watch<outcome>(
+        params, opts_, [this](const list_params& p) { return api_.async_list_shared(p, kube::use_awaitable); },
+        [this](shared_list<partial_object_metadata>& page, outcome& out) {
+          detail::share_page(page, out, "list " + api_.resource().resource,
+                             detail::metadata_policy(opts_.strip_managed_fields));
+        });
   }
 
   boost::asio::awaitable<watch_outcome<partial_object_metadata>> watch(const watch_params& params) override {
-    watch_outcome<partial_object_metadata> out;
-    watch_params p = params;
-    detail::default_selectors(p.label_selector, p.field_selector, opts_.label_selector, opts_.field_selector);
-    auto op = api_.async_watch(p, kube::use_awaitable);
-    auto s = co_await detail::capture_error(std::move(op), out);
-    if (!s) {
-      co_return out;
-    }
-    out.stream = std::make_unique<detail::typed_event_stream<partial_object_metadata>>(
-        std::move(*s), "watch " + api_.resource().resource, detail::metadata_policy(opts_.strip_managed_fields));
-    co_return out;
+    using outcome = watch_outcome<partial_object_metadata>;
+    return detail::list_or_watch<outcome>(
+        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        [this](typed_watch_stream<partial_object_metadata>& s, outcome& out) {
+          out.stream = std::make_unique<detail::typed_event_stream<partial_object_metadata>>(
+              std::move(s), "watch " + api_.resource().resource, detail::metadata_policy(opts_.strip_managed_fields));
+        });
   }
 
   /// The client underneath.

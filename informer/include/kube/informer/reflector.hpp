@@ -3,7 +3,7 @@
 #include <kube/informer/backoff.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta_fifo.hpp>
-#include <kube/informer/detail/spawn.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/lister_watcher.hpp>
 
@@ -145,9 +145,9 @@ public:
 
   /// `run()` as an Asio operation on `ex` (use the informer's strand):
   /// completion void(error_code), operation_aborted once cancelled.
-  template <class Token>
-  auto async_run(boost::asio::any_io_executor ex, Token&& token) {
-    return detail::async_spawn(
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(boost::asio::any_io_executor ex, Token&& token = {}) {
+    return kube::detail::async_spawn(
         std::move(ex), [this] { return run(); }, std::forward<Token>(token));
   }
 

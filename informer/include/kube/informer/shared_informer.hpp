@@ -4,7 +4,7 @@
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta.hpp>
 #include <kube/informer/delta_fifo.hpp>
-#include <kube/informer/detail/spawn.hpp>
+#include <kube/detail/spawn.hpp>
 #include <kube/informer/indexer.hpp>
 #include <kube/informer/lister.hpp>
 #include <kube/informer/lister_watcher.hpp>
@@ -194,18 +194,18 @@ public:
 
   /// Runs the reflector, the processor and the resync timer until
   /// cancelled. Completion: void(error_code): operation_aborted once
-  /// cancelled; operation_not_supported (errc) if already running.
-  template <class Token>
-  auto async_run(Token&& token) {
-    return detail::async_spawn(
+  /// cancelled; client_errc::already_running if already running.
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(Token&& token = {}) {
+    return kube::detail::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
   /// Completes (void(error_code)) once has_synced(); operation_aborted if
   /// cancelled first.
-  template <class Token>
-  auto async_wait_for_sync(Token&& token) {
-    return detail::async_spawn(
+  template <class Token = kube::use_awaitable_t>
+  auto async_wait_for_sync(Token&& token = {}) {
+    return kube::detail::async_spawn(
         strand_, [this] { return wait_for_sync(); }, std::forward<Token>(token));
   }
 
@@ -279,7 +279,7 @@ private:
 
   boost::asio::awaitable<void> run() {
     if (running_) {
-      throw boost::system::system_error(make_error_code(boost::system::errc::operation_not_supported));
+      throw boost::system::system_error(make_error_code(client_errc::already_running));
     }
     running_ = true;
     started_.store(true);

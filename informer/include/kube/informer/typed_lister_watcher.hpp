@@ -172,30 +172,20 @@ public:
       : api_(std::move(a)), opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<T>> list(const list_params& params) override {
-    list_outcome<T> out;
-    list_params p = params;
-    apply_selectors(p.label_selector, p.field_selector);
-    auto op = api_.async_list_shared(p, kube::use_awaitable);
-    auto listed = co_await detail::capture_error(std::move(op), out);
-    if (!listed) {
-      co_return out;
-    }
-    detail::share_page(*listed, out, "list " + std::string(resource_traits<T>::plural), policy());
-    co_return out;
+    return detail::list_or_watch<list_outcome<T>>(
+        params, opts_, [this](const list_params& p) { return api_.async_list_shared(p, kube::use_awaitable); },
+        [this](shared_list<T>& page, list_outcome<T>& out) {
+          detail::share_page(page, out, "list " + std::string(resource_traits<T>::plural), policy());
+        });
   }
 
   boost::asio::awaitable<watch_outcome<T>> watch(const watch_params& params) override {
-    watch_outcome<T> out;
-    watch_params p = params;
-    apply_selectors(p.label_selector, p.field_selector);
-    auto op = api_.async_watch(p, kube::use_awaitable);
-    auto s = co_await detail::capture_error(std::move(op), out);
-    if (!s) {
-      co_return out;
-    }
-    out.stream = std::make_unique<detail::typed_event_stream<T>>(
-        std::move(*s), "watch " + std::string(resource_traits<T>::plural), policy());
-    co_return out;
+    return detail::list_or_watch<watch_outcome<T>>(
+        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        [this](typed_watch_stream<T>& s, watch_outcome<T>& out) {
+          out.stream = std::make_unique<detail::typed_event_stream<T>>(
+              std::move(s), "watch " + std::string(resource_traits<T>::plural), policy());
+        });
   }
 
   [[nodiscard]] const api<T>& get_api() const noexcept { return api_; }
@@ -207,10 +197,6 @@ private:
               if (strip) obj.metadata.managed_fields.reset();
             },
             opts_.strip_managed_fields};
-  }
-
-  void apply_selectors(std::string& label, std::string& field) const {
-    detail::default_selectors(label, field, opts_.label_selector, opts_.field_selector);
   }
 
   api<T> api_;

@@ -6,11 +6,14 @@
 // completion<T> = any_completion_handler<void(error_code, diagnostics, T)>.
 // initiate<T>() adapts that to the public signature void(error_code, T) for
 // any token, and to void(exception_ptr, T) for kube::use_awaitable so that
-// co_await throws kube::error with the diagnostics.
+// co_await throws kube::error with the diagnostics, and to
+// store_diagnostics for kube::with_diagnostics(diag, token). initiate_void() does
+// the same for the void(error_code) operations (async_run and the like).
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
+#include <kube/with_diagnostics.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/associated_allocator.hpp>
@@ -60,6 +63,16 @@ struct drop_diagnostics : handler_wrapper<Handler> {
 };
 
 template <class Handler>
+struct store_diagnostics : handler_wrapper<Handler> {
+  diagnostics* out;
+  template <class T>
+  void operator()(error_code ec, diagnostics diag, T value) {
+    *out = std::move(diag);
+    std::move(this->handler)(ec, std::move(value));
+  }
+};
+
+template <class Handler>
 struct throw_diagnostics : handler_wrapper<Handler> {
   template <class T>
   void operator()(error_code ec, diagnostics diag, T value) {
@@ -77,12 +90,33 @@ auto initiate(Start start, Token&& token) {
           start(completion<T>(throw_diagnostics<decltype(handler)>{{std::move(handler)}}));
         },
         boost::asio::use_awaitable);
+  } else if constexpr (is_with_diagnostics<std::decay_t<Token>>::value) {
+    static_assert(!std::is_same_v<std::decay_t<decltype(token.token)>, use_awaitable_t>,
+                  "kube::use_awaitable already carries the diagnostics in kube::error");
+    return boost::asio::async_initiate<decltype((token.token)), void(error_code, T)>(
+        [start = std::move(start), out = token.diag](auto handler) mutable {
+          start(completion<T>(store_diagnostics<decltype(handler)>{{std::move(handler)}, out}));
+        },
+        token.token);
   } else {
     return boost::asio::async_initiate<Token, void(error_code, T)>(
         [start = std::move(start)](auto handler) mutable {
           start(completion<T>(drop_diagnostics<decltype(handler)>{{std::move(handler)}}));
         },
         token);
+  }
+}
+
+/// The initiating function of an operation with completion
+/// void(error_code). `start(handler)` begins it. kube::use_awaitable
+/// resumes the awaiting coroutine with a system_error on failure.
+template <class Start, class Token>
+auto initiate_void(Start start, Token&& token) {
+  if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
+        std::move(start), boost::asio::use_awaitable);
+  } else {
+    return boost::asio::async_initiate<Token, void(error_code)>(std::move(start), token);
   }
 }
 

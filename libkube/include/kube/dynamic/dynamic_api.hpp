@@ -1,6 +1,7 @@
 #pragma once
 
 #include <kube/rest/client.hpp>
+#include <kube/detail/default_options.hpp>
 #include <kube/discovery/group_version_resource.hpp>
 #include <kube/rest/list_params.hpp>
 #include <kube/dynamic/unstructured.hpp>
@@ -58,7 +59,9 @@ void dynamic_delete_collection(dyn t, list_params lp, delete_params dp, completi
 /// An empty namespace means cluster-scoped resources, or all namespaces for
 /// list/watch of namespaced ones. Thread safety: like kube::client (copies
 /// are cheap and share the client).
-class dynamic_api {
+class dynamic_api : public detail::default_options<dynamic_api> {
+  using options = detail::default_options<dynamic_api>;
+
 public:
   dynamic_api(client c, group_version_resource gvr, std::string namespace_name = {})
       : t_(std::make_shared<const detail::dynamic_target>(
@@ -66,6 +69,10 @@ public:
 
   [[nodiscard]] const group_version_resource& resource() const noexcept { return t_->gvr; }
   [[nodiscard]] const std::string& namespace_name() const noexcept { return t_->namespace_name; }
+
+  // Token-only overloads: `async_list(token)`, `async_create(obj, token)` ...
+  using options::async_list, options::async_list_all, options::async_watch, options::async_create,
+      options::async_replace, options::async_replace_status, options::async_patch, options::async_delete;
 
   template <class Token = use_awaitable_t>
   auto async_get(std::string_view name, Token&& token = {}) {
@@ -169,43 +176,6 @@ public:
           detail::dynamic_delete_collection(std::move(t), std::move(s), std::move(p), std::move(h));
         },
         std::forward<Token>(token));
-  }
-
-  // Token-only overloads: `async_list(token)`, `async_create(obj, token)` ...
-  // with default options (no temporary options object is created).
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list(Token&& token) { return async_list(defaults<list_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list_all(Token&& token) { return async_list_all(defaults<list_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const watch_params&>)
-  auto async_watch(Token&& token) { return async_watch(defaults<watch_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_create(const unstructured& obj, Token&& token) {
-    return async_create(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_replace(const unstructured& obj, Token&& token) {
-    return async_replace(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_replace_status(const unstructured& obj, Token&& token) {
-    return async_replace_status(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const patch_params&>)
-  auto async_patch(std::string_view name, patch_type type, std::string_view body, Token&& token) {
-    return async_patch(name, type, body, defaults<patch_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const delete_params&>)
-  auto async_delete(std::string_view name, Token&& token) {
-    return async_delete(name, defaults<delete_params>, std::forward<Token>(token));
   }
 
 private:

@@ -10,6 +10,7 @@
 #include <kube/api/meta/v1/partial_object_metadata.hpp>
 #include <kube/api/meta/v1/partial_object_metadata_list.hpp>
 #include <kube/rest/client.hpp>
+#include <kube/detail/default_options.hpp>
 #include <kube/detail/typed_core.hpp>
 #include <kube/discovery/group_version_resource.hpp>
 #include <kube/rest/list_params.hpp>
@@ -99,7 +100,9 @@ inline typed_ptr make_metadata_target(client c, const group_version_resource& gv
 /// object (see the g++ 12 caveat in docs/guides/client.md).
 ///
 /// Thread safety: like kube::client; copies are cheap and share the client.
-class metadata_api {
+class metadata_api : public detail::default_options<metadata_api> {
+  using options = detail::default_options<metadata_api>;
+
 public:
   /// `namespace_name` empty: cluster-scoped objects, or all namespaces for
   /// list and watch of namespaced ones.
@@ -109,6 +112,10 @@ public:
   [[nodiscard]] const group_version_resource& resource() const noexcept { return gvr_; }
   [[nodiscard]] const std::string& namespace_name() const noexcept { return t_->namespace_name; }
   [[nodiscard]] const client& get_client() const noexcept { return t_->c; }
+
+  // Token-only overloads: `async_list(token)`, `async_watch(token)` ...
+  using options::async_list, options::async_list_all, options::async_watch, options::async_patch,
+      options::async_delete;
 
   /// GET one object's metadata. Completion: void(error_code, partial_object_metadata).
   template <class Token = use_awaitable_t>
@@ -200,32 +207,6 @@ public:
               std::move(h));
         },
         std::forward<Token>(token));
-  }
-
-  // ---- token-only overloads (default options, no temporary options object)
-  /// async_list(token) with default options.
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list(Token&& token) { return async_list(defaults<list_params>, std::forward<Token>(token)); }
-  /// async_list_all(token) with default options.
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list_all(Token&& token) { return async_list_all(defaults<list_params>, std::forward<Token>(token)); }
-  /// async_watch(token) with default options.
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const watch_params&>)
-  auto async_watch(Token&& token) { return async_watch(defaults<watch_params>, std::forward<Token>(token)); }
-  /// async_patch(name, type, body, token) with default options.
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const patch_params&>)
-  auto async_patch(std::string_view name, patch_type type, std::string_view body, Token&& token) {
-    return async_patch(name, type, body, defaults<patch_params>, std::forward<Token>(token));
-  }
-  /// async_delete(name, token) with default options.
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const delete_params&>)
-  auto async_delete(std::string_view name, Token&& token) {
-    return async_delete(name, defaults<delete_params>, std::forward<Token>(token));
   }
 
 private:

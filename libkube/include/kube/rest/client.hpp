@@ -17,6 +17,7 @@ namespace kube {
 
 namespace detail {
 class client_impl;
+struct client_access;
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler);
 void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler);
 } // namespace detail
@@ -66,9 +67,6 @@ public:
   /// key that does not match its certificate; the message names the field.
   client(executor_type ex, const client_config& config, client_params options = {});
 
-  /// Lower level: from already resolved transport settings.
-  client(executor_type ex, detail::transport_params settings);
-
   [[nodiscard]] executor_type get_executor() const noexcept;
 
   /// Sends one request and reads the whole response.
@@ -100,11 +98,25 @@ public:
   /// Connections opened so far (keep-alive reuse keeps this low). Thread safe.
   [[nodiscard]] std::size_t connections_opened() const noexcept;
 
-  /// The internal state shared by copies (used by watch streams and typed APIs).
-  [[nodiscard]] const std::shared_ptr<detail::client_impl>& impl() const noexcept { return impl_; }
-
 private:
+  friend struct detail::client_access;
+
+  // From already resolved transport settings (detail::client_access::make).
+  client(executor_type ex, detail::transport_params settings);
+
   std::shared_ptr<detail::client_impl> impl_;
 };
+
+namespace detail {
+/// The library's way to a client's internals (its tests use it too).
+struct client_access {
+  /// A client from already resolved transport settings.
+  static client make(client::executor_type ex, transport_params settings) {
+    return client(std::move(ex), std::move(settings));
+  }
+  /// The state shared by copies (used by watch streams and typed APIs).
+  static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
+};
+} // namespace detail
 
 } // namespace kube

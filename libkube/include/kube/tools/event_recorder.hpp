@@ -139,7 +139,7 @@ struct event_recorder_stats {
 /// async_run(token): completion void(error_code); runs until cancelled
 /// (terminal cancellation) and completes with asio::error::operation_aborted;
 /// events still queued then are not written. A second concurrent async_run
-/// completes at once with client_errc::invalid_config.
+/// completes at once with client_errc::already_running.
 /// Write failures are logged through the client's logger and counted, never
 /// thrown: server refusals (kube.api errors) are not retried (client-go
 /// does the same), network failures are retried max_tries times.
@@ -157,15 +157,9 @@ public:
 
   template <class Token = use_awaitable_t>
   auto async_run(Token&& token = {}) {
-    auto start = [impl = impl_](auto handler) mutable {
-      detail::event_recorder_start(std::move(impl), std::move(handler));
-    };
-    if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
-      return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
-          std::move(start), boost::asio::use_awaitable);
-    } else {
-      return boost::asio::async_initiate<Token, void(error_code)>(std::move(start), token);
-    }
+    return detail::initiate_void(
+        [impl = impl_](auto handler) mutable { detail::event_recorder_start(std::move(impl), std::move(handler)); },
+        std::forward<Token>(token));
   }
 
   [[nodiscard]] event_recorder_stats stats() const;

@@ -15,12 +15,17 @@
 #include <kube/detail/initiate.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/dynamic/unstructured.hpp>
+#include <kube/exception.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
+#include <algorithm>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kube::finalizers {
@@ -54,6 +59,121 @@ struct result {
 using cleanup_fn = std::function<boost::asio::awaitable<void>(const unstructured&)>;
 
 namespace detail {
+
+/// The accessors change_finalizer needs: unstructured here, generated
+/// types (metadata.finalizers, metadata.deletionTimestamp) below.
+inline std::vector<std::string> finalizers_of(const unstructured& obj) { return list(obj); }
+inline bool deleting(const unstructured& obj) { return is_being_deleted(obj); }
+template <class T>
+std::vector<std::string> finalizers_of(const T& obj) {
+  return obj.metadata.finalizers.value_or(std::vector<std::string>{});
+}
+template <class T>
+bool deleting(const T& obj) {
+  return obj.metadata.deletion_timestamp.has_value();
+}
+
+inline bool has(const std::vector<std::string>& finalizers, std::string_view finalizer) {
+  return std::find(finalizers.begin(), finalizers.end(), finalizer) != finalizers.end();
+}
+
+inline void check_args(std::string_view name, std::string_view finalizer) {
+  if (finalizer.empty()) throw kube::error(client_errc::invalid_config, "finalizers: the finalizer name is empty");
+  if (name.empty()) throw kube::error(client_errc::invalid_config, "finalizers: the object has no metadata.name");
+}
+
+inline bool is_api_error(const std::exception_ptr& e, api_errc code) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& x) {
+    return x.code() == code;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// What change_finalizer did: `object` as written, as last read when there
+/// was nothing to do, or empty when it is gone (removal only).
+template <class Object>
+struct change_outcome {
+  Object object{};
+  bool wrote = false;
+};
+
+/// Adds (add=true) or removes `finalizer` with guarded merge patches,
+/// reading the object again on conflict (at most 5 times). The one loop
+/// behind the dynamic helpers here and kube::controller's typed ones:
+/// `Api` is dynamic_api or api<T>, `Object` what it reads and writes.
+template <class Api, class Object>
+boost::asio::awaitable<change_outcome<Object>> change_finalizer(Api api, Object obj, std::string finalizer, bool add) {
+  const std::string name(obj.name());
+  check_args(name, finalizer);
+  constexpr int max_rereads = 5;
+  for (int attempt = 0;; ++attempt) {
+    auto next = finalizers_of(obj);
+    const bool present = has(next, finalizer);
+    if (add ? (present || deleting(obj)) : !present) co_return change_outcome<Object>{std::move(obj), false};
+    if (add) {
+      next.push_back(finalizer);
+    } else {
+      std::erase(next, finalizer);
+    }
+    unstructured guard;  // name and resourceVersion: all guarded_patch reads
+    guard.set_name(name);
+    guard.set_resource_version(std::string(obj.resource_version()));
+    const auto body = guarded_patch(guard, next);
+    std::exception_ptr failure;
+    try {
+      auto written = co_await api.async_patch(name, patch_type::merge, body);
+      co_return change_outcome<Object>{std::move(written), true};
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (!add && is_api_error(failure, api_errc::not_found)) co_return change_outcome<Object>{};
+    if (!is_api_error(failure, api_errc::conflict) || attempt >= max_rereads) std::rethrow_exception(failure);
+    // Someone else wrote first: read the object again and recompute the list.
+    failure = nullptr;
+    try {
+      obj = co_await api.async_get(name);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      if (!add && is_api_error(failure, api_errc::not_found)) co_return change_outcome<Object>{};
+      std::rethrow_exception(failure);
+    }
+  }
+}
+
+template <class Object>
+struct handle_outcome {
+  finalizers::action action = action::none;
+  Object object{};
+};
+
+/// The reconcile step (see async_handle), for any client and object type.
+template <class Api, class Object, class Cleanup>
+boost::asio::awaitable<handle_outcome<Object>> handle_object(Api api, Object obj, std::string finalizer,
+                                                             Cleanup cleanup) {
+  check_args(std::string(obj.name()), finalizer);
+  const bool ours = has(finalizers_of(obj), finalizer);
+  if (!deleting(obj)) {
+    if (ours) co_return handle_outcome<Object>{action::none, std::move(obj)};
+    auto op = change_finalizer(std::move(api), std::move(obj), finalizer, true);
+    auto r = co_await std::move(op);
+    const auto done = has(finalizers_of(r.object), finalizer) ? action::added : action::none;
+    co_return handle_outcome<Object>{done, std::move(r.object)};
+  }
+  if (!ours) co_return handle_outcome<Object>{action::none, std::move(obj)};
+  if (cleanup) {
+    auto work = cleanup(obj);
+    co_await std::move(work);
+  }
+  auto op = change_finalizer(std::move(api), std::move(obj), finalizer, false);
+  auto r = co_await std::move(op);
+  co_return handle_outcome<Object>{action::finalized, std::move(r.object)};
+}
+
 void start_ensure(dynamic_api api, unstructured obj, std::string finalizer, boost::asio::any_io_executor ex,
                   kube::detail::completion<unstructured> h);
 void start_remove(dynamic_api api, unstructured obj, std::string finalizer, boost::asio::any_io_executor ex,

@@ -161,7 +161,7 @@ void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
 /// asio::error::operation_aborted. After losing leadership it goes back to
 /// campaigning, so on_started_leading may run several times. Completes
 /// early with an error when on_started_leading throws, or with
-/// client_errc::invalid_config when called while already running.
+/// client_errc::already_running when called while already running.
 /// API errors other than conflict/not_found (e.g. forbidden) are logged and
 /// retried like client-go does; they do not end async_run.
 ///
@@ -174,19 +174,9 @@ public:
 
   template <class Token = use_awaitable_t>
   auto async_run(Token&& token = {}) {
-    if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
-      return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
-          [impl = impl_](auto handler) mutable {
-            detail::leader_elector_start(std::move(impl), std::move(handler));
-          },
-          boost::asio::use_awaitable);
-    } else {
-      return boost::asio::async_initiate<Token, void(error_code)>(
-          [impl = impl_](auto handler) mutable {
-            detail::leader_elector_start(std::move(impl), std::move(handler));
-          },
-          token);
-    }
+    return detail::initiate_void(
+        [impl = impl_](auto handler) mutable { detail::leader_elector_start(std::move(impl), std::move(handler)); },
+        std::forward<Token>(token));
   }
 
   /// This replica holds the Lease (as last observed or written).

@@ -18,7 +18,8 @@ namespace kube {
 
 /// wait.Backoff: `steps` attempts at most; the pause after attempt i is
 /// duration * factor^i (capped at `cap` when non-zero), plus up to
-/// jitter * that pause, at random.
+/// jitter * that pause, at random. The SDK's one backoff: retry_on_error
+/// and the informer's reflector (kube::informer::backoff) step it.
 struct backoff {
   std::chrono::nanoseconds duration = std::chrono::milliseconds(10);
   double factor = 1.0;
@@ -29,8 +30,11 @@ struct backoff {
   /// The pause before the next attempt, given a random number in [0, 1);
   /// advances the state (client-go's Backoff.Step). Pure: tests pass the
   /// random numbers.
+  /// Once `steps` is used up (or the cap reached) the pause stays at
+  /// `duration`, jittered, as in client-go.
   std::chrono::nanoseconds step(double random01) noexcept {
     auto d = duration;
+    if (steps < 1) return d + jitter_of(d, random01);
     --steps;
     if (factor != 0) {
       auto next = std::chrono::nanoseconds(static_cast<long long>(static_cast<double>(duration.count()) * factor));
@@ -40,8 +44,13 @@ struct backoff {
       }
       duration = next;
     }
-    if (jitter > 0) d += std::chrono::nanoseconds(static_cast<long long>(random01 * jitter * static_cast<double>(d.count())));
-    return d;
+    return d + jitter_of(d, random01);
+  }
+
+private:
+  [[nodiscard]] std::chrono::nanoseconds jitter_of(std::chrono::nanoseconds d, double random01) const noexcept {
+    if (jitter <= 0) return {};
+    return std::chrono::nanoseconds(static_cast<long long>(random01 * jitter * static_cast<double>(d.count())));
   }
 };
 

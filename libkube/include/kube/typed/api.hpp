@@ -10,6 +10,7 @@
 #include <kube/codec/codec.hpp>
 #include <kube/typed/resource.hpp>
 #include <kube/rest/client.hpp>
+#include <kube/detail/default_options.hpp>
 #include <kube/detail/typed_core.hpp>
 #include <kube/tools/retry.hpp>
 #include <kube/watch/typed_watch.hpp>
@@ -71,7 +72,9 @@ void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr
 /// Thread safety: like kube::client; copies are cheap and share the client.
 template <class T>
   requires resource<T>
-class api {
+class api : public detail::default_options<api<T>> {
+  using options = detail::default_options<api<T>>;
+
 public:
   using value_type = T;
   using traits = resource_traits<T>;
@@ -87,6 +90,12 @@ public:
 
   [[nodiscard]] const std::string& namespace_name() const noexcept { return t_->namespace_name; }
   [[nodiscard]] const client& get_client() const noexcept { return t_->c; }
+
+  // Token-only overloads: `async_list(token)`, `async_create(obj, token)` ...
+  using options::async_list, options::async_list_all, options::async_list_shared, options::async_watch,
+      options::async_create, options::async_replace, options::async_replace_status, options::async_patch,
+      options::async_patch_status, options::async_apply, options::async_delete, options::async_evict,
+      options::async_logs;
 
   // ---- read -------------------------------------------------------------
 
@@ -328,66 +337,7 @@ public:
         std::forward<Token>(token));
   }
 
-  // ---- token-only overloads (default options, no temporary options object)
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list(Token&& token) { return async_list(defaults<list_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list_all(Token&& token) { return async_list_all(defaults<list_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const list_params&>)
-  auto async_list_shared(Token&& token) {
-    return async_list_shared(defaults<list_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const watch_params&>)
-  auto async_watch(Token&& token) { return async_watch(defaults<watch_params>, std::forward<Token>(token)); }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_create(const T& obj, Token&& token) {
-    return async_create(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_replace(const T& obj, Token&& token) {
-    return async_replace(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const write_params&>)
-  auto async_replace_status(const T& obj, Token&& token) {
-    return async_replace_status(obj, defaults<write_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const patch_params&>)
-  auto async_patch(std::string_view name, patch_type type, std::string_view body, Token&& token) {
-    return async_patch(name, type, body, defaults<patch_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const patch_params&>)
-  auto async_patch_status(std::string_view name, patch_type type, std::string_view body, Token&& token) {
-    return async_patch_status(name, type, body, defaults<patch_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const patch_params&>)
-  auto async_apply(const T& obj, Token&& token) {
-    return async_apply(obj, defaults<patch_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const delete_params&>)
-  auto async_delete(std::string_view name, Token&& token) {
-    return async_delete(name, defaults<delete_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const delete_params&>)
-  auto async_evict(std::string_view name, Token&& token) {
-    return async_evict(name, defaults<delete_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires(!std::is_convertible_v<Token, const log_params&>)
-  auto async_logs(std::string_view name, Token&& token) {
-    return async_logs(name, defaults<log_params>, std::forward<Token>(token));
-  }
+  // Token-only overloads of the subresource writes (the others: default_options).
   template <class U, class Token>
     requires(!std::is_convertible_v<Token, const write_params&>)
   auto async_replace_subresource(std::string_view subresource, std::string_view name, const U& body, Token&& token) {
