@@ -321,7 +321,7 @@ private:
   void queue_action(delta_type type, std::string k, Obj&& obj) {
     auto [it, inserted] = items_.try_emplace(k);
     auto& dl = it->second;
-    dl.emplace_back(type, std::forward<Obj>(obj));
+    dl.push_back(delta<T>{type, std::forward<Obj>(obj)});  // braces: clang 14 has no parenthesized aggregate init
     dedup_deletes(dl);
     if (inserted) {
       queue_.push_back(std::move(k));

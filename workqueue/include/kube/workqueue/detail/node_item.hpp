@@ -118,7 +118,10 @@ class node_item<std::string, Hash, KeyEqual, true> {
 
  private:
   static constexpr std::uint8_t on_heap = 0xff;
-  static constexpr std::size_t small_max = std::string{}.capacity();  // no heap block up to this (15 in libstdc++)
+  // No heap block up to this (15 in libstdc++). Read once at start-up:
+  // std::string's capacity is not a constant expression with every compiler
+  // (clang 14 over libstdc++ 12).
+  static inline const std::size_t small_max = std::string{}.capacity();
 
   void set_inline(const char* p, std::size_t n) noexcept {
     if (n != 0) std::memcpy(inline_, p, n);

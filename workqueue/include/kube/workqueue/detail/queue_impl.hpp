@@ -184,7 +184,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
     auto slot = asio::get_associated_cancellation_slot(handler);
     auto* w = new waiter{get_handler(std::forward<Handler>(handler)), slot};
     link(w);
-    if (slot.is_connected()) slot.template emplace<cancel_get>(this, w);
+    if (slot.is_connected()) slot.template emplace<cancel_get>(cancel_get{this, w});
   }
 
   void done(const T& item) {
