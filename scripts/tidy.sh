@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy) over the compiled sources of libkube, informer
-# and workqueue, and over the headers they include from those folders.
+# Runs clang-tidy (.clang-tidy) over the compiled sources of base, libkube,
+# informer and workqueue, and over the headers they include from those folders.
 # Usage: scripts/tidy.sh BUILD_DIR   (a configured build tree with
 # compile_commands.json; its generated headers must exist, i.e. it was built)
 set -euo pipefail
@@ -9,7 +9,7 @@ build=${1:?usage: scripts/tidy.sh BUILD_DIR}
 tidy=${CLANG_TIDY:-clang-tidy}
 jobs=${KUBE_JOBS:-$(nproc)}
 cd "$root"
-mapfile -t files < <(git ls-files 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' |
+mapfile -t files < <(git ls-files 'base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' |
   grep -v -e '_impl\.cpp$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -6,8 +6,8 @@
 #include "transport/endpoint.hpp"
 #include "transport/tls_context.hpp"
 #include "rest/status.hpp"
-#include "transport/token_bucket.hpp"
 
+#include <kube/base/token_bucket.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/spawn.hpp>
 #include <kube/detail/strand.hpp>
@@ -85,6 +85,11 @@ struct result {
   T value{};
 };
 
+/// The client's rate limiter for `qps` and `burst` (client_config's), as
+/// client-go's rest.RESTClientFor builds it: none when qps <= 0; a burst
+/// below 1 is taken as 1 so that requests can pass at all.
+std::optional<token_bucket> make_rate_limiter(double qps, int burst);
+
 class client_impl : public std::enable_shared_from_this<client_impl> {
 public:
   client_impl(boost::asio::any_io_executor ex, transport_params s);
@@ -95,7 +100,7 @@ public:
   endpoint ep;
   std::shared_ptr<boost::asio::ssl::context> tls;
   std::unique_ptr<authenticator> auth;
-  token_bucket limiter;
+  std::optional<token_bucket> limiter;  // empty: not throttled
 
   std::atomic<std::size_t> connections_opened{0};
 

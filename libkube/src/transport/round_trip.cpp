@@ -12,6 +12,7 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace kube::detail {
@@ -26,7 +27,7 @@ client_impl::client_impl(asio::any_io_executor ex, transport_params s)
       ep(make_endpoint(settings)),
       tls(ep.tls ? make_tls_context(settings) : nullptr),
       auth(make_authenticator(settings, ex)),
-      limiter(settings.qps, settings.burst) {}
+      limiter(make_rate_limiter(settings.qps, settings.burst)) {}
 
 http::request<http::string_body> client_impl::to_http(const request& r) const {
   static constexpr http::verb verbs[] = {http::verb::get,   http::verb::post,   http::verb::put,
@@ -159,8 +160,14 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   co_return r;
 }
 
+std::optional<token_bucket> make_rate_limiter(double qps, int burst) {
+  if (!(qps > 0)) return std::nullopt;
+  return token_bucket({.qps = qps, .burst = std::max(burst, 1)});
+}
+
 asio::awaitable<error_code> client_impl::throttle() {
-  const auto wait = limiter.reserve(std::chrono::steady_clock::now());
+  if (!limiter) co_return error_code{};
+  const auto wait = limiter->reserve(real_clock().now());
   if (wait.count() <= 0) co_return error_code{};
   asio::steady_timer t(co_await asio::this_coro::executor, wait);
   auto [ec] = co_await t.async_wait(use_tuple);

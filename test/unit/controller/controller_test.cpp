@@ -8,7 +8,7 @@
 #include <kube/api/core/v1/service.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/informer/fake_lister_watcher.hpp>
-#include <kube/workqueue/manual_clock.hpp>
+#include <kube/base/manual_clock.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -63,7 +63,7 @@ struct source {
   std::shared_ptr<ki::shared_index_informer<T>> inf;
   asio::cancellation_signal stop;
   bool done = false;
-  source(asio::io_context& io, const std::shared_ptr<ki::manual_clock>& clk) {
+  source(asio::io_context& io, const std::shared_ptr<kube::manual_clock>& clk) {
     ki::informer_params<T> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
@@ -82,8 +82,8 @@ struct source {
 
 struct rig {
   asio::io_context io;
-  std::shared_ptr<ki::manual_clock> iclk = std::make_shared<ki::manual_clock>();
-  kube::workqueue::manual_clock qclk;
+  std::shared_ptr<kube::manual_clock> iclk = std::make_shared<kube::manual_clock>();
+  kube::manual_clock qclk;
   source<ConfigMap> cms{io, iclk};
   source<Secret> secrets{io, iclk};
   source<Service> services{io, iclk};

@@ -2,7 +2,7 @@
 // requeue-after), one reconcile per key at a time, the ready gate, graceful
 // shutdown. A manual workqueue clock and a polled io_context: no sleeps.
 #include <kube/controller/work_loop.hpp>
-#include <kube/workqueue/manual_clock.hpp>
+#include <kube/base/manual_clock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -46,7 +46,7 @@ struct gate {
 
 struct rig {
   asio::io_context io;
-  kube::workqueue::manual_clock clk;
+  kube::manual_clock clk;
   std::unique_ptr<kc::work_loop> loop;
   std::vector<kc::reconcile_outcome> outcomes;
   std::vector<std::string> calls;  // keys, in reconcile start order

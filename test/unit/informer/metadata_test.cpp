@@ -3,6 +3,7 @@
 // bad input naming the field path, the cut-down of a whole object a server
 // sent instead, and a shared informer of metadata with listers and label
 // selectors (scripted fake lister_watcher, manual clock, no network).
+#include <kube/base/manual_clock.hpp>
 #include <kube/informer/fake_lister_watcher.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/metadata_lister_watcher.hpp>
@@ -139,7 +140,7 @@ TEST_CASE("metadata: the client asks for PartialObjectMetadata with a plain JSON
 TEST_CASE("metadata informer: cache - listers and label selectors on partial_object_metadata", "[metadata]") {
   using fake = ki::fake_lister_watcher<partial_object_metadata>;
   asio::io_context io;
-  auto clk = std::make_shared<ki::manual_clock>();
+  auto clk = std::make_shared<kube::manual_clock>();
   auto lw = std::make_shared<fake>();
   ki::informer_params<partial_object_metadata> o;
   o.reflector.clk = clk;

@@ -236,14 +236,14 @@ TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2
 
 TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {
   reflector_rig t([](reflector_params<thing>& o) { o.random = {}; });
-  clock::duration base = 800ms;
+  kube::clock::duration base = 800ms;
   for (int i = 0; i < 6; ++i) {
     t.lw->push_list_error(api_errc::internal_error, "down");
     t.poll();
     const auto d = t.clk->sleeps().back();
     CHECK(d >= base);
     CHECK(d < 2 * base);
-    base = std::min<clock::duration>(base * 2, 30s);
+    base = std::min<kube::clock::duration>(base * 2, 30s);
     t.clk->advance(t.clk->next_wake_in());
     t.poll();
   }

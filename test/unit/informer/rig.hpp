@@ -3,7 +3,7 @@
 // an io_context that the test polls until idle (no sleeps, no threads).
 #include "test_object.hpp"
 
-#include <kube/informer/clock.hpp>
+#include <kube/base/manual_clock.hpp>
 #include <kube/informer/delta_fifo.hpp>
 #include <kube/informer/fake_lister_watcher.hpp>
 #include <kube/informer/indexer.hpp>
@@ -34,7 +34,7 @@ inline void settle(asio::io_context& io) {
 
 struct reflector_rig {
   asio::io_context io;
-  std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>();
+  std::shared_ptr<kube::manual_clock> clk = std::make_shared<kube::manual_clock>();
   std::shared_ptr<fake> lw = std::make_shared<fake>();
   indexer<thing> cache;
   delta_fifo<thing> fifo{{}, &cache};

@@ -42,7 +42,7 @@ struct recorder {
 
 struct informer_rig {
   asio::io_context io;
-  std::shared_ptr<manual_clock> clk = std::make_shared<manual_clock>();
+  std::shared_ptr<kube::manual_clock> clk = std::make_shared<kube::manual_clock>();
   std::shared_ptr<fake> lw = std::make_shared<fake>();
   std::vector<error_code> errors;
   std::unique_ptr<shared_index_informer<thing>> inf;

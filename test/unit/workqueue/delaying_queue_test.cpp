@@ -3,7 +3,7 @@
 
 #include <kube/workqueue/delaying_queue.hpp>
 #include <kube/workqueue/detail/delay_heap.hpp>
-#include <kube/workqueue/manual_clock.hpp>
+#include <kube/base/manual_clock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -56,7 +56,7 @@ namespace {
 // What delay_heap needs of a node (the queue's nodes have more).
 struct test_node {
   std::string item;
-  wq::clock::time_point ready_at{};
+  kube::clock::time_point ready_at{};
   std::uint64_t seq = 0;
   std::uint32_t heap_refs = 0;
   std::uint8_t state = 0;
@@ -66,7 +66,7 @@ constexpr std::uint8_t waiting_bit = 4;
 }  // namespace
 
 TEST_CASE("delay_heap: earliest first, ties in insertion order, earlier time wins", "[workqueue][delay]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   const auto t0 = clk.now();
   test_node late{"late"}, tie1{"tie1"}, tie2{"tie2"};
   wq::detail::delay_heap<test_node, waiting_bit> h;
@@ -100,7 +100,7 @@ TEST_CASE("delay_heap: earliest first, ties in insertion order, earlier time win
 }
 
 TEST_CASE("delay_heap: clear drops every entry and unmarks the waiting nodes", "[workqueue][delay]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   const auto t0 = clk.now();
   test_node a{"a"}, b{"b"};
   wq::detail::delay_heap<test_node, waiting_bit> h;
@@ -138,7 +138,7 @@ struct refusing_allocator {
 }  // namespace
 
 TEST_CASE("delay_heap: a push that runs out of memory changes neither the node nor the heap", "[workqueue][delay]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   const auto t0 = clk.now();
   test_node a{"a"}, b{"b"}, c{"c"};
   wq::detail::delay_heap<test_node, waiting_bit, refusing_allocator> h;
@@ -167,7 +167,7 @@ TEST_CASE("delay_heap: a push that runs out of memory changes neither the node n
 
 TEST_CASE("delaying_queue: an item becomes ready exactly when its delay has passed", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add_after("foo", 50ms);
   settle(io);
@@ -184,7 +184,7 @@ TEST_CASE("delaying_queue: an item becomes ready exactly when its delay has pass
 
 TEST_CASE("delaying_queue: zero or negative delay adds now", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add_after("zero", 0ms);
   q.add_after("neg", -5ms);
@@ -198,7 +198,7 @@ TEST_CASE("delaying_queue: zero or negative delay adds now", "[workqueue][delay]
 TEST_CASE("delaying_queue: adding a waiting item keeps the earlier ready time", "[workqueue][delay]") {
   // client-go TestDeduping.
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add_after("foo", 50ms);
   q.add_after("foo", 70ms);  // later: ignored
@@ -223,7 +223,7 @@ TEST_CASE("delaying_queue: adding a waiting item keeps the earlier ready time", 
 TEST_CASE("delaying_queue: items become ready in time order", "[workqueue][delay]") {
   // client-go TestAddTwoFireEarly and TestCopyShifting.
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add_after("foo", 1s);
   q.add_after("bar", 50ms);
@@ -240,7 +240,7 @@ TEST_CASE("delaying_queue: items become ready in time order", "[workqueue][delay
 
 TEST_CASE("delaying_queue: a delayed item that is already queued is stored once", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add("a");
   q.add_after("a", 10ms);
@@ -252,7 +252,7 @@ TEST_CASE("delaying_queue: a delayed item that is already queued is stored once"
 
 TEST_CASE("delaying_queue: shutdown drops waiting items and ignores add_after", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   q.add_after("a", 10ms);
   q.shutdown();
@@ -352,7 +352,7 @@ TEST_CASE("delaying_queue: with the real clock near and far ready times are deli
 TEST_CASE("delay_heap: many ready at once come out in time order, ties in call order, rest keep waiting",
           "[workqueue][delay]") {
   // More ready items than the one-by-one limit, so the bulk path runs.
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   const auto t0 = clk.now();
   std::deque<test_node> nodes;  // stable addresses
   for (int i = 0; i < 500; ++i) nodes.push_back(test_node{"k" + std::to_string(i)});
@@ -401,7 +401,7 @@ TEST_CASE("delaying_queue: shutdown releases many waiting items that each have a
   // that happens, so no entry may be looked at after its node's last one
   // (ASan reports it: freed nodes are poisoned).
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   asio::post(io, [&] {
     for (int i = 0; i < 1000; ++i) {
@@ -420,7 +420,7 @@ TEST_CASE("delaying_queue: shutdown releases many waiting items that each have a
 
 TEST_CASE("delaying_queue: items ready at once after a long handler come out in time order", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   asio::post(io, [&] {
     for (int i = 0; i < 300; ++i) q.add_after("k" + std::to_string(i), std::chrono::milliseconds(300 - i));
@@ -446,7 +446,7 @@ TEST_CASE("delay_heap: a large heap with some or most entries ready hands out ex
   // (time, call) order and the others keep waiting.
   const double fraction = GENERATE(0.005, 0.05, 0.5, 0.95);
   CAPTURE(fraction);
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   const auto t0 = clk.now();
   constexpr int count = 8000;
   std::vector<int> ms(count);

@@ -2,7 +2,7 @@
 #include "test_support.hpp"
 
 #include <kube/workqueue/delaying_queue.hpp>
-#include <kube/workqueue/manual_clock.hpp>
+#include <kube/base/manual_clock.hpp>
 #include <kube/workqueue/prometheus_metrics.hpp>
 
 #include <catch2/catch.hpp>
@@ -19,7 +19,7 @@ using wq_test::settle;
 
 TEST_CASE("metrics: depth, adds, latency, work duration, unfinished work, retries", "[workqueue][metrics]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   auto m = std::make_shared<wq::prometheus_metrics>("test");
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = m});
   q.add("a");
@@ -101,7 +101,7 @@ struct failing_hooks final : wq::metrics_hooks {
 TEST_CASE("metrics: an add or done whose recording fails leaves the item as it was, never stuck",
           "[workqueue][metrics]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   auto hooks = std::make_shared<failing_hooks>();
   wq::queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = hooks});
   bool ran = false;
@@ -145,7 +145,7 @@ TEST_CASE("metrics: an add or done whose recording fails leaves the item as it w
 TEST_CASE("metrics: an item whose delay ends but cannot be queued is dropped, and the others are queued",
           "[workqueue][metrics][delaying]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   auto hooks = std::make_shared<failing_hooks>();
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = hooks});
   asio::post(io, [&] {

@@ -7,7 +7,7 @@
 #include "test_support.hpp"
 
 #include <kube/workqueue/delaying_queue.hpp>
-#include <kube/workqueue/manual_clock.hpp>
+#include <kube/base/manual_clock.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -43,7 +43,7 @@ struct colliding_hash {
 // client-go's rules, written the obvious way.
 template <class K>
 struct model {
-  using time_point = wq::clock::time_point;
+  using time_point = kube::clock::time_point;
   std::deque<K> fifo;
   std::set<K> dirty;
   std::set<K> processing;
@@ -66,8 +66,8 @@ struct model {
     if (processing.erase(k) == 0) return;
     if (dirty.count(k) != 0) fifo.push_back(k);
   }
-  void add_after(const K& k, wq::clock::duration d, time_point now) {
-    if (d <= wq::clock::duration::zero()) {
+  void add_after(const K& k, kube::clock::duration d, time_point now) {
+    if (d <= kube::clock::duration::zero()) {
       add(k);
       return;
     }
@@ -108,7 +108,7 @@ void on_executor(asio::io_context& io, F&& f) {
 template <class K, class Hash, class MakeKey>
 void run_model(std::uint32_t seed, int steps, int keys, bool delays, MakeKey make_key) {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<K, Hash> q(io.get_executor(), {.time_source = &clk});
   model<K> m;
   std::mt19937 rng(seed);
@@ -117,7 +117,7 @@ void run_model(std::uint32_t seed, int steps, int keys, bool delays, MakeKey mak
   struct op {
     op_kind kind;
     K key{};
-    wq::clock::duration delay{};
+    kube::clock::duration delay{};
   };
   for (int step = 0; step < steps; ++step) {
     if (delays && rng() % 100 < 8) {
@@ -229,7 +229,7 @@ TEST_CASE("model: delaying queue with keys in the node and on the heap follows c
 
 TEST_CASE("delaying_queue: an item waiting for a delay can meanwhile be queued, held and done", "[workqueue][delay]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::delaying_queue<std::string> q(io.get_executor(), {.time_source = &clk});
   std::optional<std::string> got;
   on_executor(io, [&] {

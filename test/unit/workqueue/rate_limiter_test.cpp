@@ -1,15 +1,14 @@
 // Rate limiters with client-go's defaults, driven by a manual clock.
 #include "test_support.hpp"
 
+#include <kube/base/manual_clock.hpp>
 #include <kube/workqueue/bucket_rate_limiter.hpp>
 #include <kube/workqueue/default_controller_rate_limiter.hpp>
 #include <kube/workqueue/exponential_rate_limiter.hpp>
 #include <kube/workqueue/fast_slow_rate_limiter.hpp>
-#include <kube/workqueue/manual_clock.hpp>
 #include <kube/workqueue/max_of_rate_limiter.hpp>
 #include <kube/workqueue/max_wait_rate_limiter.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
-#include <kube/workqueue/token_bucket.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -24,9 +23,9 @@ using namespace std::chrono_literals;
 using wq_test::settle;
 
 TEST_CASE("exponential limiter: 5ms, 10ms, 20ms ... capped at 1000s by default", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::exponential_rate_limiter<std::string> l;
-  auto expected = std::chrono::duration_cast<wq::clock::duration>(5ms);
+  auto expected = std::chrono::duration_cast<kube::clock::duration>(5ms);
   for (int i = 0; i < 18; ++i) {
     CHECK(l.when("one", clk.now()) == expected);
     expected *= 2;
@@ -43,7 +42,7 @@ TEST_CASE("exponential limiter: 5ms, 10ms, 20ms ... capped at 1000s by default",
 }
 
 TEST_CASE("exponential limiter: custom base and cap (client-go test values)", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::exponential_rate_limiter<std::string> l({.base_delay = 1ms, .max_delay = 1s});
   CHECK(l.when("one", clk.now()) == 1ms);
   CHECK(l.when("one", clk.now()) == 2ms);
@@ -56,7 +55,7 @@ TEST_CASE("exponential limiter: custom base and cap (client-go test values)", "[
 }
 
 TEST_CASE("fast-slow limiter: fast for max_fast_attempts, then slow", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::fast_slow_rate_limiter<std::string> l({.fast_delay = 5ms, .slow_delay = 10s, .max_fast_attempts = 3});
   CHECK(l.when("one", clk.now()) == 5ms);
   CHECK(l.when("one", clk.now()) == 5ms);
@@ -70,30 +69,8 @@ TEST_CASE("fast-slow limiter: fast for max_fast_attempts, then slow", "[workqueu
   CHECK(l.when("one", clk.now()) == 5ms);
 }
 
-TEST_CASE("token bucket: allows the burst, then 10 per second", "[workqueue][limiter]") {
-  wq::manual_clock clk;
-  wq::token_bucket b;  // defaults: 10 qps, burst 100
-  for (int i = 0; i < 100; ++i) REQUIRE(b.reserve(clk.now()) == 0ms);
-  CHECK(b.reserve(clk.now()) == 100ms);  // in debt: one token per 100ms
-  CHECK(b.reserve(clk.now()) == 200ms);
-  clk.advance(1s);  // refills 10 tokens, 2 of them pay the debt
-  for (int i = 0; i < 8; ++i) REQUIRE(b.reserve(clk.now()) == 0ms);
-  CHECK(b.reserve(clk.now()) == 100ms);
-}
-
-TEST_CASE("token bucket: refill stops at the burst size", "[workqueue][limiter]") {
-  wq::manual_clock clk;
-  wq::token_bucket b({.qps = 10.0, .burst = 5});
-  for (int i = 0; i < 5; ++i) REQUIRE(b.reserve(clk.now()) == 0ms);
-  clk.advance(1h);  // would be 36000 tokens without the cap
-  for (int i = 0; i < 5; ++i) REQUIRE(b.reserve(clk.now()) == 0ms);
-  CHECK(b.reserve(clk.now()) == 100ms);
-  CHECK_THROWS_WITH(wq::token_bucket({.qps = 0.0, .burst = 1}), Catch::Contains("qps must be > 0"));
-  CHECK_THROWS_WITH(wq::token_bucket({.qps = 1.0, .burst = 0}), Catch::Contains("burst must be >= 1"));
-}
-
 TEST_CASE("bucket limiter: shared by all items, no per-item state", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::bucket_rate_limiter<std::string> l({.qps = 1.0, .burst = 2});
   CHECK(l.when("a", clk.now()) == 0ms);
   CHECK(l.when("b", clk.now()) == 0ms);
@@ -105,7 +82,7 @@ TEST_CASE("bucket limiter: shared by all items, no per-item state", "[workqueue]
 
 TEST_CASE("max-of limiter: longest wait, largest count, forget in all", "[workqueue][limiter]") {
   // client-go TestMaxOfRateLimiter.
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   std::vector<std::unique_ptr<wq::rate_limiter<std::string>>> ls;
   ls.push_back(std::make_unique<wq::fast_slow_rate_limiter<std::string>>(
       wq::fast_slow_rate_limiter_params{.fast_delay = 5ms, .slow_delay = 3s, .max_fast_attempts = 3}));
@@ -127,7 +104,7 @@ TEST_CASE("max-of limiter: longest wait, largest count, forget in all", "[workqu
 }
 
 TEST_CASE("max-wait limiter caps the inner limiter", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::max_wait_rate_limiter<std::string> l(std::make_unique<wq::exponential_rate_limiter<std::string>>(
                                                wq::exponential_rate_limiter_params{.base_delay = 1s, .max_delay = 1h}),
                                            3s);
@@ -138,7 +115,7 @@ TEST_CASE("max-wait limiter caps the inner limiter", "[workqueue][limiter]") {
 }
 
 TEST_CASE("default controller limiter: exponential per item, bucket across items", "[workqueue][limiter]") {
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   auto l = wq::default_controller_rate_limiter<std::string>();
   // 100 distinct first failures: exponential says 5ms, the bucket still has tokens.
   for (int i = 0; i < 100; ++i) REQUIRE(l->when("item-" + std::to_string(i), clk.now()) == 5ms);
@@ -157,7 +134,7 @@ TEST_CASE("rate_limited_queue: add_rate_limited waits the limiter's delay - forg
           "[workqueue][limiter][queue]") {
   // client-go TestRateLimitingQueue.
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::rate_limited_queue<std::string> q(
       io.get_executor(),
       std::make_unique<wq::exponential_rate_limiter<std::string>>(
@@ -187,7 +164,7 @@ TEST_CASE("rate_limited_queue: add_rate_limited waits the limiter's delay - forg
 
 TEST_CASE("rate_limited_queue: defaults to the controller limiter", "[workqueue][limiter][queue]") {
   asio::io_context io;
-  wq::manual_clock clk;
+  kube::manual_clock clk;
   wq::rate_limited_queue<std::string> q(io.get_executor(), wq::default_controller_rate_limiter<std::string>(),
                                         {.time_source = &clk});
   q.add_rate_limited("a");

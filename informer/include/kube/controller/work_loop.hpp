@@ -78,7 +78,7 @@ struct work_loop_params {
   unsigned workers = 1;
   /// Makes the queue's rate limiter; empty: the default controller limiter.
   std::function<std::unique_ptr<workqueue::rate_limiter<std::string>>()> rate_limiter = {};
-  /// The queue's clock (tests: a workqueue::manual_clock) and metrics hooks.
+  /// The queue's clock (tests: a kube::manual_clock) and metrics hooks.
   workqueue::queue_params queue = {};
   /// Called on the strand after every reconcile (logging). Must not throw
   /// (exceptions are swallowed).

@@ -1,10 +1,11 @@
 #pragma once
 
-// Time for the informer: "now" and "wait d". The Reflector's backoff, watch
-// timeouts and the informer's resync take both from a clock object, so unit
-// tests drive them with manual_clock (time moves only when the test says so)
-// and never sleep.
+// "Wait d" for the informer. The Reflector's backoff, watch timeouts and the
+// informer's resync read the time from a kube::clock (kube/base/clock.hpp)
+// and wait through sleep() below, so unit tests drive them with a
+// kube::manual_clock and never sleep.
 
+#include <kube/base/clock.hpp>
 #include <kube/error.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -19,134 +20,77 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <algorithm>
-#include <chrono>
-#include <cstddef>
-#include <list>
 #include <memory>
 #include <utility>
-#include <vector>
 
 namespace kube::informer {
 
-/// The informer's clock: `now()` and an awaitable `sleep(d)`.
-///
-/// `sleep` completes after `d` (by this clock), or throws
-/// boost::system::system_error(operation_aborted) when the awaiting
-/// coroutine is cancelled (terminal cancellation).
-class clock {
-public:
-  using duration = std::chrono::steady_clock::duration;
-  using time_point = std::chrono::steady_clock::time_point;
+/// The real clock as the informer holds it: a non-owning pointer to
+/// kube::real_clock(), which lives for the whole program.
+inline std::shared_ptr<const clock> default_clock() { return {std::shared_ptr<void>{}, &real_clock()}; }
 
-  clock() = default;
-  clock(const clock&) = delete;
-  clock& operator=(const clock&) = delete;
-  virtual ~clock() = default;
+namespace detail {
 
-  [[nodiscard]] virtual time_point now() const = 0;
-  virtual boost::asio::awaitable<void> sleep(duration d) = 0;
+// One sleep on a manual clock: woken by the clock's advance or cancelled by
+// the awaiting coroutine, whichever comes first.
+struct manual_sleep {
+  boost::asio::any_completion_handler<void(error_code)> handler;
+  boost::asio::cancellation_slot slot;
+  boost::asio::any_io_executor ex;
+  bool done = false;
+
+  void finish(error_code ec, bool from_slot) {
+    if (done) return;
+    done = true;
+    // Clearing the slot from inside its own handler would destroy that handler.
+    if (!from_slot && slot.is_connected()) slot.clear();
+    boost::asio::post(ex, [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
+  }
 };
 
-/// std::chrono::steady_clock and an Asio steady_timer on the coroutine's
-/// executor. Stateless: one instance may serve any number of informers on
-/// any threads.
-class steady_clock final : public clock {
-public:
-  [[nodiscard]] time_point now() const override { return std::chrono::steady_clock::now(); }
-  boost::asio::awaitable<void> sleep(duration d) override {
+template <class Handler>
+void start_manual_sleep(const clock& c, clock::time_point due, Handler&& handler) {
+  auto s = std::make_shared<manual_sleep>();
+  s->ex = boost::asio::get_associated_executor(handler);
+  // Boost 1.81's any_completion_handler move-assignment recurses forever (it
+  // copies through its converting constructor): swap.
+  boost::asio::any_completion_handler<void(error_code)> h(std::forward<Handler>(handler));
+  h.swap(s->handler);
+  // The type-erased handler forwards cancellation through its own slot.
+  s->slot = s->handler.get_cancellation_slot();
+  if (s->slot.is_connected()) {
+    s->slot.assign([s](boost::asio::cancellation_type) { s->finish(boost::asio::error::operation_aborted, true); });
+  }
+  c.on_advance(
+      [s, &c, due] {
+        if (s->done) return false;
+        if (c.now() < due) return true;
+        s->finish({}, false);
+        return false;
+      },
+      due);
+}
+
+}  // namespace detail
+
+/// Completes after `d` by `c`, or throws
+/// boost::system::system_error(operation_aborted) when the awaiting coroutine
+/// is cancelled (terminal cancellation).
+///
+/// On a real clock this is an Asio steady_timer on the coroutine's executor.
+/// On a manual clock the sleep is due at now() + d and is woken by the first
+/// advance that reaches it (even for d <= 0); advance the clock from the
+/// thread that runs the sleeping coroutine's executor.
+inline boost::asio::awaitable<void> sleep(const clock& c, clock::duration d) {
+  if (!c.is_manual()) {
     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
     t.expires_after(d);
     co_await t.async_wait(boost::asio::use_awaitable);
+    co_return;
   }
-};
-
-/// The process-wide steady_clock.
-inline const std::shared_ptr<clock>& default_clock() {
-  static const std::shared_ptr<clock> c = std::make_shared<steady_clock>();
-  return c;
+  const auto due = c.now() + d;
+  co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
+      [&c, due](auto handler) { detail::start_manual_sleep(c, due, std::move(handler)); }, boost::asio::use_awaitable);
 }
 
-/// A clock for tests: time moves only through `advance`. Sleepers whose
-/// deadline is reached are resumed (posted to their executor) in deadline
-/// order. `sleeps()` records every requested duration, so tests can check
-/// backoff sequences exactly.
-///
-/// Thread safety: none; use it from the thread that runs the io_context
-/// (the usual single-threaded unit test).
-class manual_clock final : public clock {
-public:
-  explicit manual_clock(time_point start = time_point{} + std::chrono::hours(1)) : now_(start) {}
-
-  [[nodiscard]] time_point now() const override { return now_; }
-
-  boost::asio::awaitable<void> sleep(duration d) override {
-    sleeps_.push_back(d);
-    co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(error_code)>(
-        [this, d](auto handler) {
-          boost::asio::any_io_executor ex = boost::asio::get_associated_executor(handler);
-          auto it = waiters_.insert(waiters_.end(), waiter{now_ + d, {}, {}, ex});
-          // Boost 1.81's any_completion_handler move-assignment recurses
-          // forever (it copies through its converting constructor): swap.
-          boost::asio::any_completion_handler<void(error_code)> h(std::move(handler));
-          h.swap(it->handler);
-          // The type-erased handler forwards cancellation through its own slot.
-          it->slot = it->handler.get_cancellation_slot();
-          if (it->slot.is_connected()) {
-            it->slot.assign(
-                [this, it](boost::asio::cancellation_type) { complete(it, boost::asio::error::operation_aborted, true); });
-          }
-        },
-        boost::asio::use_awaitable);
-  }
-
-  /// Moves time forward and wakes the sleepers that are due.
-  void advance(duration d) {
-    now_ += d;
-    for (;;) {
-      auto due = std::min_element(waiters_.begin(), waiters_.end(),
-                                  [](const waiter& a, const waiter& b) { return a.deadline < b.deadline; });
-      if (due == waiters_.end() || due->deadline > now_) {
-        break;
-      }
-      complete(due, {}, false);
-    }
-  }
-
-  /// Every duration passed to sleep, in call order.
-  [[nodiscard]] const std::vector<duration>& sleeps() const noexcept { return sleeps_; }
-  /// Sleepers not yet woken.
-  [[nodiscard]] std::size_t pending() const noexcept { return waiters_.size(); }
-  /// The time left for the earliest sleeper (zero if none).
-  [[nodiscard]] duration next_wake_in() const {
-    duration best = duration::max();
-    for (const auto& w : waiters_) {
-      best = std::min(best, w.deadline - now_);
-    }
-    return waiters_.empty() ? duration::zero() : best;
-  }
-
-private:
-  struct waiter {
-    time_point deadline;
-    boost::asio::any_completion_handler<void(error_code)> handler;
-    boost::asio::cancellation_slot slot;
-    boost::asio::any_io_executor ex;
-  };
-
-  void complete(std::list<waiter>::iterator it, error_code ec, bool from_slot) {
-    if (!from_slot && it->slot.is_connected()) {
-      it->slot.clear();
-    }
-    auto h = std::move(it->handler);
-    auto ex = it->ex;
-    waiters_.erase(it);
-    boost::asio::post(ex, [h = std::move(h), ec]() mutable { std::move(h)(ec); });
-  }
-
-  time_point now_;
-  std::list<waiter> waiters_;
-  std::vector<duration> sleeps_;
-};
-
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -47,7 +47,7 @@ using transform_func = std::function<std::shared_ptr<const T>(std::shared_ptr<co
 template <class T>
 struct reflector_params {
   std::string name = "reflector";          ///< names the reflector in error messages
-  std::shared_ptr<clock> clk = {};         ///< null: default_clock()
+  std::shared_ptr<const clock> clk = {};   ///< null: default_clock() (real_clock())
   std::function<double()> random = {};     ///< uniform [0, 1); null: a seeded mt19937_64
   backoff_policy backoff = {};             ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
   std::chrono::seconds min_watch_timeout{300};  ///< timeoutSeconds is random in [min, max]
@@ -139,7 +139,7 @@ public:
       if (f.ec) {
         report(f.ec, f.diag);
       }
-      co_await o_.clk->sleep(next_delay());
+      co_await sleep(*o_.clk, next_delay());
     }
   }
 
@@ -368,7 +368,7 @@ private:
       co_await throw_if_cancelled();
       if (o.ec) {
         if (retriable(o.ec)) {
-          co_await o_.clk->sleep(next_delay());
+          co_await sleep(*o_.clk, next_delay());
           continue;
         }
         if (is_resource_expired(o.ec) || too_large_rv(o.ec, o.diag)) {
@@ -519,7 +519,7 @@ private:
         co_await throw_if_cancelled();
         if (o.ec) {
           if (retriable(o.ec)) {
-            co_await o_.clk->sleep(next_delay());
+            co_await sleep(*o_.clk, next_delay());
             continue;
           }
           co_return failure{o.ec, std::move(o.diag)};
@@ -530,7 +530,7 @@ private:
       w.reset();
       if (h.f.ec) {
         if (h.f.ec == api_errc::too_many_requests) {
-          co_await o_.clk->sleep(next_delay());
+          co_await sleep(*o_.clk, next_delay());
           continue;
         }
         if (!is_network_error(h.f.ec)) {

@@ -311,7 +311,7 @@ private:
       co_return;
     }
     for (;;) {
-      co_await clk_->sleep(check_period_);
+      co_await sleep(*clk_, check_period_);
       if (should_resync()) {
         fifo_.resync();
       }
@@ -416,7 +416,7 @@ private:
   std::shared_ptr<indexer<T>> cache_;
   delta_fifo<T> fifo_;
   reflector<T> reflector_;
-  std::shared_ptr<clock> clk_;
+  std::shared_ptr<const clock> clk_;
   boost::asio::steady_timer sync_cv_;
   std::chrono::milliseconds check_period_;
   std::vector<std::shared_ptr<listener>> listeners_;

@@ -5,7 +5,7 @@
 // It keeps no per-item state: forget() does nothing, num_requeues() is 0.
 
 #include <kube/workqueue/rate_limiter.hpp>
-#include <kube/workqueue/token_bucket.hpp>
+#include <kube/base/token_bucket.hpp>
 
 namespace kube::workqueue {
 

@@ -7,7 +7,7 @@
 // prometheus_metrics implements them and renders Prometheus text; implement
 // the interface yourself to feed another metrics library.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 
 namespace kube::workqueue {
 

@@ -2,7 +2,7 @@
 
 // Options shared by queue, delaying_queue and rate_limited_queue.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/metrics.hpp>
 
 #include <chrono>

@@ -10,7 +10,7 @@
 // them only on its executor (where worker coroutines call add_rate_limited,
 // forget and num_requeues). Used on their own, guard them yourself.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 
 namespace kube::workqueue {
 

@@ -23,7 +23,7 @@
 // meaning "waits in this heap".
 // A plain class: `now` comes from the caller; it never touches a timer.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/detail/big_alloc.hpp>
 
 #include <algorithm>

@@ -16,7 +16,7 @@
 //
 // Executor only.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -10,7 +10,7 @@
 // throws, or running out of memory for a timestamp, leaves the caller's
 // state unchanged (the owner records before it changes anything).
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/error.hpp>
 #include <kube/workqueue/metrics.hpp>
 

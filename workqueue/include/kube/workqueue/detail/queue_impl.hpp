@@ -13,7 +13,7 @@
 // Everything is touched only on the queue's executor, except the atomics
 // (the inbox, the shutdown flag, the length).
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/detail/delay_heap.hpp>
 #include <kube/workqueue/detail/delay_timer.hpp>
 #include <kube/workqueue/detail/executor_probe.hpp>
@@ -80,12 +80,15 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   /// delaying part through its advance notifications instead of the timer.
   void start() {
     if (clock_->is_manual()) {
-      clock_->on_advance([weak = this->weak_from_this()] {
-        auto self = weak.lock();
-        if (!self) return false;
-        asio::post(self->ex_, [self] { self->on_timer(); });
-        return true;
-      });
+      // Every advance, not one due time: the earliest delayed item changes.
+      clock_->on_advance(
+          [weak = this->weak_from_this()] {
+            auto self = weak.lock();
+            if (!self) return false;
+            asio::post(self->ex_, [self] { self->on_timer(); });
+            return true;
+          },
+          clock::time_point::max());
     }
   }
 

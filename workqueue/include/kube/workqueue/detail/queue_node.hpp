@@ -12,7 +12,7 @@
 // first; the byte fields are declared first so they fill the end of its
 // storage.
 
-#include <kube/workqueue/clock.hpp>
+#include <kube/base/clock.hpp>
 #include <kube/workqueue/detail/node_item.hpp>
 
 #include <cstddef>
