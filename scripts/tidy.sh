@@ -9,7 +9,7 @@ build=${1:?usage: scripts/tidy.sh BUILD_DIR}
 tidy=${CLANG_TIDY:-clang-tidy}
 jobs=${KUBE_JOBS:-$(nproc)}
 cd "$root"
-mapfile -t files < <(git ls-files 'base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' |
+mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' |
   grep -v -e '_impl\.cpp$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
