@@ -139,7 +139,7 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-} // namespace
+}  // namespace
 
 work_loop::work_loop(const asio::any_io_executor& ex, work_loop_params options)
     : strand_(kube::detail::make_strand_executor(ex)),
@@ -240,8 +240,7 @@ asio::awaitable<void> work_loop::worker(unsigned id, const reconcile_fn& reconci
     }
     const auto n = in_flight_.fetch_add(1) + 1;
     unsigned prev = max_in_flight_.load();
-    while (n > prev && !max_in_flight_.compare_exchange_weak(prev, n)) {
-    }
+    while (n > prev && !max_in_flight_.compare_exchange_weak(prev, n)) {}
     reconcile_outcome out;
     out.key = *key;
     out.worker = id;
@@ -316,4 +315,4 @@ void work_loop::finish(const std::string& key, reconcile_outcome& out, const rec
   }
 }
 
-} // namespace kube::controller
+}  // namespace kube::controller

@@ -14,18 +14,30 @@ public:
   const char* name() const noexcept override { return "kube.client"; }
   std::string message(int ev) const override {
     switch (static_cast<client_errc>(ev)) {
-    case client_errc::invalid_config: return "invalid client configuration";
-    case client_errc::file_error: return "cannot read a referenced file";
-    case client_errc::tls_error: return "TLS error";
-    case client_errc::connection_failed: return "connection failed";
-    case client_errc::protocol_error: return "malformed HTTP response";
-    case client_errc::decode_error: return "response does not decode into the expected type";
-    case client_errc::auth_failed: return "credentials could not be obtained";
-    case client_errc::exec_plugin_failed: return "exec credential plugin failed";
-    case client_errc::timeout: return "operation timed out";
-    case client_errc::watch_stream_error: return "malformed watch event";
-    case client_errc::too_many_retries: return "too many retries";
-    case client_errc::already_running: return "already running";
+    case client_errc::invalid_config:
+      return "invalid client configuration";
+    case client_errc::file_error:
+      return "cannot read a referenced file";
+    case client_errc::tls_error:
+      return "TLS error";
+    case client_errc::connection_failed:
+      return "connection failed";
+    case client_errc::protocol_error:
+      return "malformed HTTP response";
+    case client_errc::decode_error:
+      return "response does not decode into the expected type";
+    case client_errc::auth_failed:
+      return "credentials could not be obtained";
+    case client_errc::exec_plugin_failed:
+      return "exec credential plugin failed";
+    case client_errc::timeout:
+      return "operation timed out";
+    case client_errc::watch_stream_error:
+      return "malformed watch event";
+    case client_errc::too_many_retries:
+      return "too many retries";
+    case client_errc::already_running:
+      return "already running";
     }
     return "unknown kube.client error " + std::to_string(ev);
   }
@@ -69,7 +81,7 @@ public:
   }
 };
 
-} // namespace
+}  // namespace
 
 const boost::system::error_category& client_category() noexcept {
   static const client_category_impl c;
@@ -85,28 +97,42 @@ api_errc api_errc_from_status(std::string_view reason, int http_code) noexcept {
   for (const auto& r : reasons)
     if (r.reason == reason) return r.code;
   switch (http_code) {
-  case 400: return api_errc::bad_request;
-  case 401: return api_errc::unauthorized;
-  case 403: return api_errc::forbidden;
-  case 404: return api_errc::not_found;
-  case 405: return api_errc::method_not_allowed;
-  case 406: return api_errc::not_acceptable;
-  case 409: return api_errc::conflict;
-  case 410: return api_errc::gone;
-  case 413: return api_errc::request_entity_too_large;
-  case 415: return api_errc::unsupported_media_type;
-  case 422: return api_errc::invalid;
-  case 429: return api_errc::too_many_requests;
-  case 500: return api_errc::internal_error;
-  case 503: return api_errc::service_unavailable;
-  case 504: return api_errc::server_timeout;
-  default: return api_errc::unknown;
+  case 400:
+    return api_errc::bad_request;
+  case 401:
+    return api_errc::unauthorized;
+  case 403:
+    return api_errc::forbidden;
+  case 404:
+    return api_errc::not_found;
+  case 405:
+    return api_errc::method_not_allowed;
+  case 406:
+    return api_errc::not_acceptable;
+  case 409:
+    return api_errc::conflict;
+  case 410:
+    return api_errc::gone;
+  case 413:
+    return api_errc::request_entity_too_large;
+  case 415:
+    return api_errc::unsupported_media_type;
+  case 422:
+    return api_errc::invalid;
+  case 429:
+    return api_errc::too_many_requests;
+  case 500:
+    return api_errc::internal_error;
+  case 503:
+    return api_errc::service_unavailable;
+  case 504:
+    return api_errc::server_timeout;
+  default:
+    return api_errc::unknown;
   }
 }
 
-bool is_resource_expired(const error_code& ec) noexcept {
-  return ec == api_errc::gone || ec == api_errc::expired;
-}
+bool is_resource_expired(const error_code& ec) noexcept { return ec == api_errc::gone || ec == api_errc::expired; }
 
 std::string diagnostics::server_message() const {
   if (!server_status_) return {};
@@ -121,9 +147,11 @@ std::string join_what(const diagnostics& d) {
   if (!s.empty()) w += (w.empty() ? "" : ": ") + s;
   return w;
 }
-} // namespace
+}  // namespace
 
-error::error(error_code ec, diagnostics diag) : system_error(ec, join_what(diag)), diag_(std::move(diag)) {}
+error::error(error_code ec, diagnostics diag)
+    : system_error(ec, join_what(diag)),
+      diag_(std::move(diag)) {}
 
 error::error(error_code ec, std::string client_message)
     : error(ec, [&] {
@@ -132,4 +160,4 @@ error::error(error_code ec, std::string client_message)
         return d;
       }()) {}
 
-} // namespace kube
+}  // namespace kube

@@ -75,10 +75,14 @@ options parse(int argc, char** argv) {
       if (v.empty() || v.size() > 5 || v.find_first_not_of("0123456789") != std::string::npos || std::stoul(v) > 65535)
         throw std::invalid_argument("--port: not a port number (0-65535): \"" + v + "\"");
       o.port = static_cast<unsigned short>(std::stoul(v));
-    } else if (a == "-n" || a == "--namespace") o.namespace_name = value();
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
-    else throw std::invalid_argument("unknown argument " + std::string(a));
+    } else if (a == "-n" || a == "--namespace")
+      o.namespace_name = value();
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
+    else
+      throw std::invalid_argument("unknown argument " + std::string(a));
   }
   return o;
 }
@@ -94,7 +98,8 @@ public:
   using handler_type = std::function<response(const request&)>;
 
   http_server(asio::io_context& io, tcp::endpoint at, handler_type handler)
-      : acceptor_(io, at), handler_(std::move(handler)) {}
+      : acceptor_(io, at),
+        handler_(std::move(handler)) {}
 
   [[nodiscard]] tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
 
@@ -166,7 +171,7 @@ void log_watch_error(const kube::error_code& ec, const kube::diagnostics& d) {
             << (d.server_message().empty() ? "" : ": " + d.server_message()) << std::endl;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;
@@ -187,9 +192,8 @@ int main(int argc, char** argv) {
 
     // The informer: list+watch ConfigMaps into a cache, on the same io_context.
     kube::client c(io.get_executor(), kube::client_config::load_default(lp));
-    ki::informer_factory factory(c, {.namespace_name = o.namespace_name,
-                                     .strip_managed_fields = true,
-                                     .on_watch_error = log_watch_error});
+    ki::informer_factory factory(
+        c, {.namespace_name = o.namespace_name, .strip_managed_fields = true, .on_watch_error = log_watch_error});
     auto configmaps = factory.for_type<ConfigMap>();
     // Selectors match on ConfigMap::labels() (metadata.labels, read in place).
     const auto lister = configmaps->make_lister();
@@ -222,9 +226,8 @@ int main(int argc, char** argv) {
       });
       json::array items;
       for (const auto& cm : found) {
-        items.push_back(json::object{{"namespace", cm->namespace_()},
-                                     {"name", cm->name()},
-                                     {"resourceVersion", cm->resource_version()}});
+        items.push_back(json::object{
+            {"namespace", cm->namespace_()}, {"name", cm->name()}, {"resourceVersion", cm->resource_version()}});
       }
       return reply(http::status::ok, json::serialize(json::object{{"items", std::move(items)}}) + "\n");
     });

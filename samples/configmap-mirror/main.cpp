@@ -51,16 +51,21 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "--from" || a == "-n" || a == "--namespace") o.from = value();
-    else if (a == "--to") o.to = value();
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
+    if (a == "--from" || a == "-n" || a == "--namespace")
+      o.from = value();
+    else if (a == "--to")
+      o.to = value();
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
     else if (a == "--workers") {
       const auto v = value();
       const int n = std::stoi(v);
       if (n < 1 || n > 64) throw std::invalid_argument("--workers must be 1..64, got " + v);
       o.workers = static_cast<unsigned>(n);
-    } else throw std::invalid_argument("unknown argument " + std::string(a));
+    } else
+      throw std::invalid_argument("unknown argument " + std::string(a));
   }
   if (o.from.empty() || o.to.empty()) throw std::invalid_argument("--from and --to are required");
   if (o.from == o.to) throw std::invalid_argument("--from and --to must be different namespaces");
@@ -85,7 +90,9 @@ bool wants_mirror(const ConfigMap& cm) {
 class mirror {
 public:
   mirror(const kube::client& c, options o, ki::lister<ConfigMap> targets)
-      : o_(std::move(o)), target_api_(c, o_.to), targets_(std::move(targets)) {}
+      : o_(std::move(o)),
+        target_api_(c, o_.to),
+        targets_(std::move(targets)) {}
 
   asio::awaitable<kc::reconcile_result> reconcile(kc::reconcile_request<ConfigMap> req) {
     const std::string source = o_.from + "/" + req.name;
@@ -118,7 +125,8 @@ public:
       co_await target_api_.async_create(m);
       say(req.key + ": created mirror " + o_.to + "/" + req.name + " (" + std::to_string(keys(src)) + " keys)");
     } else if (copy->data != src.data || copy->binary_data != src.binary_data) {
-      ConfigMap m = *copy;  // the cached object is read-only: copy, change, replace (conditional on its resourceVersion)
+      ConfigMap m =
+          *copy;  // the cached object is read-only: copy, change, replace (conditional on its resourceVersion)
       m.data = src.data;
       m.binary_data = src.binary_data;
       co_await target_api_.async_replace(m);
@@ -138,7 +146,7 @@ private:
 };
 // [mirror-reconcile-end]
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;
@@ -172,8 +180,8 @@ int main(int argc, char** argv) {
     co.workers = o.workers;
     co.on_reconciled = [](const kc::reconcile_outcome& r) {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(r.took).count();
-      std::string line = "worker " + std::to_string(r.worker) + ": " + r.key + " -> " + kc::to_string(r.action) +
-                         " (" + std::to_string(ms) + " ms)";
+      std::string line = "worker " + std::to_string(r.worker) + ": " + r.key + " -> " + kc::to_string(r.action) + " (" +
+                         std::to_string(ms) + " ms)";
       if (!r.error.empty()) line += ", retry " + std::to_string(r.retries) + ": " + r.error;
       say(line);
     };

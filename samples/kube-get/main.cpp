@@ -41,17 +41,28 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "-n" || a == "--namespace") o.namespace_name = value();
-    else if (a == "-A" || a == "--all-namespaces") o.all_namespaces = true;
-    else if (a == "-l" || a == "--selector") o.selector = value();
-    else if (a == "-w" || a == "--watch") o.watch = true;
-    else if (a == "--timeout") o.timeout = std::stoll(value());
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
-    else if (!a.empty() && a[0] == '-') throw std::invalid_argument("unknown flag " + std::string(a));
-    else if (o.type.empty()) o.type = a;
-    else if (o.name.empty()) o.name = a;
-    else throw std::invalid_argument("unexpected argument " + std::string(a));
+    if (a == "-n" || a == "--namespace")
+      o.namespace_name = value();
+    else if (a == "-A" || a == "--all-namespaces")
+      o.all_namespaces = true;
+    else if (a == "-l" || a == "--selector")
+      o.selector = value();
+    else if (a == "-w" || a == "--watch")
+      o.watch = true;
+    else if (a == "--timeout")
+      o.timeout = std::stoll(value());
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
+    else if (!a.empty() && a[0] == '-')
+      throw std::invalid_argument("unknown flag " + std::string(a));
+    else if (o.type.empty())
+      o.type = a;
+    else if (o.name.empty())
+      o.name = a;
+    else
+      throw std::invalid_argument("unexpected argument " + std::string(a));
   }
   if (o.type.empty()) throw std::invalid_argument("TYPE is required");
   return o;
@@ -103,7 +114,7 @@ asio::awaitable<void> run(const options& o, kube::client c, std::string default_
   }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;

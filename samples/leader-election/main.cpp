@@ -43,15 +43,24 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "--identity") o.identity = value();
-    else if (a == "-n" || a == "--namespace") o.namespace_name = value();
-    else if (a == "--lease") o.lease = value();
-    else if (a == "--lease-duration") o.lease_s = std::stoll(value());
-    else if (a == "--renew-deadline") o.renew_s = std::stoll(value());
-    else if (a == "--retry-period") o.retry_ms = std::stoll(value());
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
-    else throw std::invalid_argument("unknown argument " + std::string(a));
+    if (a == "--identity")
+      o.identity = value();
+    else if (a == "-n" || a == "--namespace")
+      o.namespace_name = value();
+    else if (a == "--lease")
+      o.lease = value();
+    else if (a == "--lease-duration")
+      o.lease_s = std::stoll(value());
+    else if (a == "--renew-deadline")
+      o.renew_s = std::stoll(value());
+    else if (a == "--retry-period")
+      o.retry_ms = std::stoll(value());
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
+    else
+      throw std::invalid_argument("unknown argument " + std::string(a));
   }
   if (o.identity.empty()) throw std::invalid_argument("--identity is required");
   return o;
@@ -59,7 +68,7 @@ options parse(int argc, char** argv) {
 
 void say(const std::string& id, const std::string& line) { std::cout << "[" << id << "] " << line << std::endl; }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;

@@ -63,15 +63,19 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "-n" || a == "--namespace") o.namespace_name = value();
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
+    if (a == "-n" || a == "--namespace")
+      o.namespace_name = value();
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
     else if (a == "--workers") {
       const auto v = value();
       const int n = std::stoi(v);
       if (n < 1 || n > 64) throw std::invalid_argument("--workers must be 1..64, got " + v);
       o.workers = static_cast<unsigned>(n);
-    } else throw std::invalid_argument("unknown argument " + std::string(a));
+    } else
+      throw std::invalid_argument("unknown argument " + std::string(a));
   }
   return o;
 }
@@ -116,7 +120,10 @@ class foo_controller {
 public:
   foo_controller(const kube::client& c, const std::string& ns, kube::event_recorder& recorder,
                  ki::lister<Deployment> deployments)
-      : foos_(c, ns), deployments_api_(c, ns), recorder_(recorder), deployments_(std::move(deployments)) {}
+      : foos_(c, ns),
+        deployments_api_(c, ns),
+        recorder_(recorder),
+        deployments_(std::move(deployments)) {}
 
   // [reconcile]
   asio::awaitable<kc::reconcile_result> reconcile(kc::reconcile_request<Foo> req) {
@@ -159,7 +166,8 @@ public:
     }
     const auto want_replicas = foo.spec->replicas.value_or(1);
     if (dep->spec && dep->spec->replicas.value_or(1) != want_replicas) {
-      Deployment scaled = *dep;  // cached objects are read-only: copy, change, replace (conditional on its resourceVersion)
+      // Cached objects are read-only: copy, change, replace (conditional on its resourceVersion).
+      Deployment scaled = *dep;
       const auto from = scaled.spec->replicas.value_or(1);
       scaled.spec->replicas = want_replicas;
       const Deployment written = co_await deployments_api_.async_replace(scaled);
@@ -185,16 +193,16 @@ private:
     const std::int32_t replicas = dep.status ? dep.status->replicas.value_or(0) : 0;
     const std::int64_t generation = foo.metadata.generation.value_or(0);
     const auto& st = foo.status;
-    if (st && st->available_replicas == available && st->replicas == replicas && st->observed_generation == generation) {
+    if (st && st->available_replicas == available && st->replicas == replicas &&
+        st->observed_generation == generation) {
       co_return;  // unchanged: no write
     }
-    const std::string body = R"({"status":{"availableReplicas":)" + std::to_string(available) +
-                             R"(,"replicas":)" + std::to_string(replicas) + R"(,"observedGeneration":)" +
-                             std::to_string(generation) + "}}";
+    const std::string body = R"({"status":{"availableReplicas":)" + std::to_string(available) + R"(,"replicas":)" +
+                             std::to_string(replicas) + R"(,"observedGeneration":)" + std::to_string(generation) + "}}";
     const std::string name(foo.name());
     co_await foos_.async_patch_status(name, kube::patch_type::merge, body);
-    say("reconcile " + std::string(foo.namespace_()) + "/" + name + ": status availableReplicas=" +
-        std::to_string(available) + " replicas=" + std::to_string(replicas) +
+    say("reconcile " + std::string(foo.namespace_()) + "/" + name +
+        ": status availableReplicas=" + std::to_string(available) + " replicas=" + std::to_string(replicas) +
         " observedGeneration=" + std::to_string(generation));
   }
 
@@ -217,7 +225,7 @@ private:
   ki::lister<Deployment> deployments_;
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;
@@ -251,8 +259,8 @@ int main(int argc, char** argv) {
     co.workers = o.workers;
     co.on_reconciled = [](const kc::reconcile_outcome& r) {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(r.took).count();
-      std::string line = "worker " + std::to_string(r.worker) + ": " + r.key + " -> " + kc::to_string(r.action) +
-                         " (" + std::to_string(ms) + " ms)";
+      std::string line = "worker " + std::to_string(r.worker) + ": " + r.key + " -> " + kc::to_string(r.action) + " (" +
+                         std::to_string(ms) + " ms)";
       if (!r.error.empty()) line += ", retry " + std::to_string(r.retries) + ": " + r.error;
       say(line);
     };

@@ -37,10 +37,10 @@ namespace ssl = asio::ssl;
 namespace {
 
 struct options {
-  std::string server; // https://host:port
-  std::string ca;     // PEM bundle that must have signed the serving cert
-  std::string cert;   // client certificate (PEM)
-  std::string key;    // client key (PEM)
+  std::string server;  // https://host:port
+  std::string ca;      // PEM bundle that must have signed the serving cert
+  std::string cert;    // client certificate (PEM)
+  std::string key;     // client key (PEM)
 };
 
 struct usage_error {
@@ -55,11 +55,16 @@ options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) throw usage_error{std::string(a) + " needs a value"};
       return argv[++i];
     };
-    if (a == "--server") o.server = value();
-    else if (a == "--ca") o.ca = value();
-    else if (a == "--cert") o.cert = value();
-    else if (a == "--key") o.key = value();
-    else throw usage_error{"unknown argument " + std::string(a)};
+    if (a == "--server")
+      o.server = value();
+    else if (a == "--ca")
+      o.ca = value();
+    else if (a == "--cert")
+      o.cert = value();
+    else if (a == "--key")
+      o.key = value();
+    else
+      throw usage_error{"unknown argument " + std::string(a)};
   }
   if (o.server.empty() || o.ca.empty()) throw usage_error{"--server and --ca are required"};
   if (o.cert.empty() != o.key.empty()) throw usage_error{"--cert and --key go together"};
@@ -114,11 +119,11 @@ asio::awaitable<std::string> fetch_version(const options& o, ssl::context& tls) 
     throw std::runtime_error("GET /version: HTTP " + std::to_string(res.result_int()) + ": " + res.body());
 
   boost::system::error_code ec;
-  stream.shutdown(ec); // the server may close without close_notify; nothing to do about it
+  stream.shutdown(ec);  // the server may close without close_notify; nothing to do about it
   co_return res.body();
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;

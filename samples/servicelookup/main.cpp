@@ -62,11 +62,16 @@ options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
       return argv[++i];
     };
-    if (a == "-n" || a == "--namespace") o.namespace_name = value();
-    else if (a == "--pod") o.pod = value();
-    else if (a == "--kubeconfig") o.kubeconfig = value();
-    else if (a == "--context") o.context = value();
-    else throw std::invalid_argument("unknown argument " + std::string(a));
+    if (a == "-n" || a == "--namespace")
+      o.namespace_name = value();
+    else if (a == "--pod")
+      o.pod = value();
+    else if (a == "--kubeconfig")
+      o.kubeconfig = value();
+    else if (a == "--context")
+      o.context = value();
+    else
+      throw std::invalid_argument("unknown argument " + std::string(a));
   }
   if (!o.pod.empty() && o.pod.find('/') == std::string::npos) {
     if (o.namespace_name.empty()) throw std::invalid_argument("--pod NAME needs --namespace (or write --pod NS/NAME)");
@@ -112,7 +117,7 @@ void log_watch_error(const kube::error_code& ec, const kube::diagnostics& d) {
             << (d.server_message().empty() ? "" : ": " + d.server_message()) << std::endl;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   options o;
@@ -130,15 +135,15 @@ int main(int argc, char** argv) {
     asio::io_context io;
     kube::client c(io.get_executor(), kube::client_config::load_default(lp));
 
-    ki::informer_factory factory(c, {.namespace_name = o.namespace_name,
-                                     .strip_managed_fields = true,
-                                     .on_watch_error = log_watch_error});
+    ki::informer_factory factory(
+        c, {.namespace_name = o.namespace_name, .strip_managed_fields = true, .on_watch_error = log_watch_error});
     auto pods = factory.for_type<Pod>();
     auto services = factory.for_type<Service>();
     auto slices = factory.for_type<EndpointSlice>();
     slices->add_indexers({
         {by_pod, pods_of},
-        {by_service, [](const EndpointSlice& s) {
+        {by_service,
+         [](const EndpointSlice& s) {
            auto svc = service_of(s);
            return svc.empty() ? std::vector<std::string>{} : std::vector{svc};
          }},
@@ -167,8 +172,10 @@ int main(int argc, char** argv) {
         [&](const auto& p, bool) { enqueue(ki::meta_namespace_key(*p)); },
         {},  // a pod's own changes do not change which Services it serves
         [&](const ki::deleted_object<Pod>& d) {
-          if (const auto& p = ki::object_of(d)) enqueue(ki::meta_namespace_key(*p));
-          else enqueue_all_pods();
+          if (const auto& p = ki::object_of(d))
+            enqueue(ki::meta_namespace_key(*p));
+          else
+            enqueue_all_pods();
         },
     });
     slices->add_handler({
@@ -236,19 +243,19 @@ int main(int argc, char** argv) {
     factory.async_run(asio::bind_cancellation_slot(stop_informers.slot(), [](kube::error_code) {}));
     int status = 0;
     asio::co_spawn(io, worker(), asio::bind_cancellation_slot(stop_worker.slot(), [&](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const boost::system::system_error& ex) {
-        if (ex.code() == asio::error::operation_aborted) return;  // stopped while waiting for the sync
-        std::cerr << "servicelookup: " << ex.what() << std::endl;
-      } catch (const std::exception& ex) {
-        std::cerr << "servicelookup: " << ex.what() << std::endl;
-      }
-      status = 1;
-      stop_informers.emit(asio::cancellation_type::terminal);
-      signals.cancel();
-    }));
+                     if (!e) return;
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const boost::system::system_error& ex) {
+                       if (ex.code() == asio::error::operation_aborted) return;  // stopped while waiting for the sync
+                       std::cerr << "servicelookup: " << ex.what() << std::endl;
+                     } catch (const std::exception& ex) {
+                       std::cerr << "servicelookup: " << ex.what() << std::endl;
+                     }
+                     status = 1;
+                     stop_informers.emit(asio::cancellation_type::terminal);
+                     signals.cancel();
+                   }));
     io.run();
     return status;
   } catch (const std::exception& e) {

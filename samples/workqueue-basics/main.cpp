@@ -29,8 +29,8 @@ bool reconcile(const std::string& key, std::map<std::string, int>& attempts) {
 }
 
 // [worker]
-asio::awaitable<void> worker(int id, wq::rate_limited_queue<std::string>& queue,
-                             std::map<std::string, int>& attempts, int& succeeded) {
+asio::awaitable<void> worker(int id, wq::rate_limited_queue<std::string>& queue, std::map<std::string, int>& attempts,
+                             int& succeeded) {
   for (;;) {
     auto [ec, key] = co_await queue.async_get(asio::as_tuple(asio::deferred));
     if (ec) co_return;  // wq::errc::shut_down: the queue is closed and empty

@@ -113,7 +113,7 @@ void check_result(const result& r) {
   }
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
@@ -132,7 +132,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   kube::detail::watch_decoder_params raw = defaults;
   raw.raw_objects = true;
-  check(same_as_dom(decode(body, raw, [](std::size_t) { return std::size_t{0}; }), whole), "raw objects equal DOM, whole");
+  check(same_as_dom(decode(body, raw, [](std::size_t) { return std::size_t{0}; }), whole),
+        "raw objects equal DOM, whole");
   check(same_as_dom(decode(body, raw, from_input), whole), "raw objects equal DOM, in pieces");
 
   // With an object reader (typed watches: the envelope one level above

@@ -86,19 +86,20 @@ TEST_CASE("a large list comes gzip-compressed and decodes to the same items, and
   const std::string filler(1000, 'x');
   with_admin_client([&](kube::client& c) -> asio::awaitable<void> {
     for (int i = 0; i < 160; ++i) {
-      auto r = co_await c.async_request(
-          kube::request{}.method(kube::http_method::post).namespace_(ns).resource("configmaps").body(
-              R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" + std::to_string(i) +
-              R"("},"data":{"filler":")" + filler + R"("}})"),
-          kube::use_awaitable);
+      auto r = co_await c.async_request(kube::request{}
+                                            .method(kube::http_method::post)
+                                            .namespace_(ns)
+                                            .resource("configmaps")
+                                            .body(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-)" +
+                                                  std::to_string(i) + R"("},"data":{"filler":")" + filler + R"("}})"),
+                                        kube::use_awaitable);
       REQUIRE(r.status == 201);
     }
   });
   auto names = [](const std::string& body) {
     std::vector<std::string> out;
     const auto doc = boost::json::parse(body);
-    for (const auto& item : doc.at("items").as_array())
-      out.emplace_back(item.at("metadata").at("name").as_string());
+    for (const auto& item : doc.at("items").as_array()) out.emplace_back(item.at("metadata").at("name").as_string());
     std::sort(out.begin(), out.end());
     return out;
   };
@@ -193,8 +194,9 @@ TEST_CASE("asio::deferred, use_future and as_tuple(use_awaitable) tokens work", 
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto [ec, r] = co_await c.async_request(kube::request{}.namespace_("default").resource("configmaps").name("x-absent"),
-                                                asio::as_tuple(asio::use_awaitable));
+        auto [ec, r] =
+            co_await c.async_request(kube::request{}.namespace_("default").resource("configmaps").name("x-absent"),
+                                     asio::as_tuple(asio::use_awaitable));
         tuple_ec = ec;
         CHECK(r.status == 404);
       },
@@ -222,12 +224,12 @@ TEST_CASE("a request is cancelled through its cancellation slot", "[client][canc
   bool done = false;
   // A watch held open by the server for 60 s, read as a unary request: only
   // cancellation can end it early.
-  c.async_request(kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
-                      "timeoutSeconds", "60"),
-                  asio::bind_cancellation_slot(sig.slot(), [&](kube::error_code e, kube::response) {
-                    ec = e;
-                    done = true;
-                  }));
+  c.async_request(
+      kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param("timeoutSeconds", "60"),
+      asio::bind_cancellation_slot(sig.slot(), [&](kube::error_code e, kube::response) {
+        ec = e;
+        done = true;
+      }));
   asio::steady_timer timer(io, std::chrono::milliseconds(300));
   timer.async_wait([&](auto) { sig.emit(asio::cancellation_type::terminal); });
   const auto start = std::chrono::steady_clock::now();
@@ -276,7 +278,6 @@ TEST_CASE("the token bucket throttles unary requests to qps after the burst", "[
   CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(1900));
 }
 
-
 TEST_CASE("a watch streams the changes kubectl makes, then ends with eof", "[client][watch]") {
   const auto ns = unique_name("client-watch");
   create_namespace(ns);
@@ -324,13 +325,18 @@ TEST_CASE("cancelling async_next ends the watch with operation_aborted", "[clien
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto w = co_await c.async_watch(
-            kube::request{}.namespace_("kube-system").resource("configmaps").param("watch", "true").param("resourceVersion", "0").param("timeoutSeconds", "60"));
+        auto w = co_await c.async_watch(kube::request{}
+                                            .namespace_("kube-system")
+                                            .resource("configmaps")
+                                            .param("watch", "true")
+                                            .param("resourceVersion", "0")
+                                            .param("timeoutSeconds", "60"));
         // Drain the initial ADDED events, then wait with nothing coming.
         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(500));
         timer.async_wait([&](auto) { sig.emit(asio::cancellation_type::terminal); });
         for (;;) {
-          auto [e, ev] = co_await w.async_next(asio::bind_cancellation_slot(sig.slot(), asio::as_tuple(asio::use_awaitable)));
+          auto [e, ev] =
+              co_await w.async_next(asio::bind_cancellation_slot(sig.slot(), asio::as_tuple(asio::use_awaitable)));
           if (e) {
             ec = e;
             break;
@@ -362,7 +368,8 @@ TEST_CASE("a token file is re-read after a 401 so a rotated token is used", "[cl
         first = e1;
         // Rotate the file on disk while the client lives.
         { std::ofstream(path) << kube_test::cluster_token("admin") << "\n"; }
-        auto [e2, r2] = co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
+        auto [e2, r2] =
+            co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
         second = e2;
       },
       asio::detached);
@@ -380,11 +387,12 @@ TEST_CASE("an exec plugin's token is cached and the plugin re-run after a 401", 
   const auto token = dir / "token";
   { std::ofstream(token) << "stale-token"; }
   {
-    std::ofstream(script) << "#!/bin/sh\n"
-                          << "echo run >> " << count << "\n"
-                          << "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) echo 'no exec info' >&2; exit 3;; esac\n"
-                          << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-                          << "\"status\":{\"token\":\"%s\"}}' \"$(cat " << token << ")\"\n";
+    std::ofstream(script)
+        << "#!/bin/sh\n"
+        << "echo run >> " << count << "\n"
+        << "case \"$KUBERNETES_EXEC_INFO\" in *ExecCredential*) ;; *) echo 'no exec info' >&2; exit 3;; esac\n"
+        << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+        << "\"status\":{\"token\":\"%s\"}}' \"$(cat " << token << ")\"\n";
   }
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   auto s = base_settings();
@@ -402,7 +410,8 @@ TEST_CASE("an exec plugin's token is cached and the plugin re-run after a 401", 
         results.push_back(e1);  // stale token: 401 after one re-run (2 runs)
         { std::ofstream(token) << kube_test::cluster_token("admin"); }
         for (int i = 0; i < 3; ++i) {
-          auto [e, r] = co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
+          auto [e, r] =
+              co_await c.async_request(kube::request{}.resource("namespaces"), asio::as_tuple(asio::use_awaitable));
           results.push_back(e);
         }
       },
@@ -500,7 +509,8 @@ TEST_CASE("a client built from each generated kubeconfig talks to the cluster as
     asio::io_context io;
     kube::client c(io.get_executor(), client_for(admin));
     kube::error_code ec;
-    c.async_request(kube::request{}.namespace_("default").resource("secrets"), [&](kube::error_code e, kube::response) { ec = e; });
+    c.async_request(kube::request{}.namespace_("default").resource("secrets"),
+                    [&](kube::error_code e, kube::response) { ec = e; });
     io.run();
     INFO(admin);
     CHECK_FALSE(ec);
@@ -522,7 +532,8 @@ namespace http = beast::http;
 
 // A minimal HTTP CONNECT proxy on 127.0.0.1 that counts the tunnels it opened.
 struct connect_proxy {
-  explicit connect_proxy(asio::any_io_executor ex) : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}) {}
+  explicit connect_proxy(asio::any_io_executor ex)
+      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}) {}
   asio::ip::tcp::acceptor acceptor;
   int tunnels = 0;
   std::string last_target;
@@ -557,8 +568,8 @@ struct connect_proxy {
     last_target = std::string(req.target());
     const auto colon = last_target.rfind(':');
     asio::ip::tcp::resolver resolver(client.get_executor());
-    auto [res_ec, results] = co_await resolver.async_resolve(last_target.substr(0, colon), last_target.substr(colon + 1),
-                                                             asio::as_tuple(asio::use_awaitable));
+    auto [res_ec, results] = co_await resolver.async_resolve(
+        last_target.substr(0, colon), last_target.substr(colon + 1), asio::as_tuple(asio::use_awaitable));
     if (res_ec) co_return;
     asio::ip::tcp::socket upstream(client.get_executor());
     auto [cec, ep] = co_await asio::async_connect(upstream, results, asio::as_tuple(asio::use_awaitable));
@@ -570,7 +581,7 @@ struct connect_proxy {
     co_await (pump(client, upstream) && pump(upstream, client));
   }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("proxy-url sends requests through an HTTP CONNECT tunnel, TLS end to end", "[client][proxy]") {
   asio::io_context io;
@@ -598,8 +609,11 @@ TEST_CASE("a request that outlives client_params.timeout fails with client_errc:
   auto s = admin_cert_settings();
   s.timeout = std::chrono::milliseconds(400);
   // A watch read as a unary request: the server keeps it open for 60 s.
-  auto [ec, res] = run(s, kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
-                              "timeoutSeconds", "60"));
+  auto [ec, res] = run(s, kube::request{}
+                              .namespace_("default")
+                              .resource("configmaps")
+                              .param("watch", "true")
+                              .param("timeoutSeconds", "60"));
   CHECK(ec == kube::client_errc::timeout);
   CHECK(res.diag.client_message().find("timed out after 400 ms") != std::string::npos);
   // The next request on the same settings is unaffected.
@@ -613,11 +627,12 @@ TEST_CASE("an exec credential past its expirationTimestamp is fetched again", "[
   const auto script = dir / "plugin.sh";
   const auto count = dir / "count";
   {
-    std::ofstream(script) << "#!/bin/sh\n"
-                          << "echo run >> " << count << "\n"
-                          << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\","
-                          << "\"status\":{\"token\":\"" << cluster_token("admin")
-                          << "\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'\n";
+    std::ofstream(script)
+        << "#!/bin/sh\n"
+        << "echo run >> " << count << "\n"
+        << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\","
+        << "\"status\":{\"token\":\"" << cluster_token("admin")
+        << "\",\"expirationTimestamp\":\"2001-01-01T00:00:00Z\"}}'\n";
   }
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   auto s = base_settings();
@@ -647,8 +662,11 @@ TEST_CASE("close() while async_next is pending ends it with operation_aborted", 
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto w = co_await c.async_watch(kube::request{}.namespace_("default").resource("configmaps").param("watch", "true").param(
-            "timeoutSeconds", "60"));
+        auto w = co_await c.async_watch(kube::request{}
+                                            .namespace_("default")
+                                            .resource("configmaps")
+                                            .param("watch", "true")
+                                            .param("timeoutSeconds", "60"));
         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(300));
         timer.async_wait([w](auto) mutable { w.close(); });  // nothing arrives in "default" meanwhile
         auto [e, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));

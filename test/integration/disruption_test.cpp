@@ -16,7 +16,7 @@ void kcluster(const std::string& command) {
   const auto env = cluster_env();
   REQUIRE(sh(env.at("KUBE_TEST_KCLUSTER") + " " + command + " --dir " + env.at("KUBE_TEST_CLUSTER_DIR")) == 0);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("pooled connections that died with an apiserver restart are replaced transparently", "[client][restart]") {
   asio::io_context io;
@@ -38,13 +38,16 @@ TEST_CASE("pooled connections that died with an apiserver restart are replaced t
 TEST_CASE("a watch from a compacted resourceVersion is refused as expired", "[client][watch]") {
   const auto ns = unique_name("client-expired");
   create_namespace(ns);
-  auto [ec0, created] =
-      run(admin_cert_settings(), kube::request{}.method(kube::http_method::post).namespace_(ns).resource("configmaps").body(
-                                     R"({"metadata":{"name":"old"},"data":{"v":"0"}})"));
+  auto [ec0, created] = run(admin_cert_settings(), kube::request{}
+                                                       .method(kube::http_method::post)
+                                                       .namespace_(ns)
+                                                       .resource("configmaps")
+                                                       .body(R"({"metadata":{"name":"old"},"data":{"v":"0"}})"));
   REQUIRE_FALSE(ec0);
   const std::string old_rv{boost::json::parse(created.body).at("metadata").at("resourceVersion").as_string()};
   for (int i = 1; i <= 5; ++i)
-    REQUIRE(sh(kubectl() + "-n " + ns + " patch configmap old -p '{\"data\":{\"v\":\"" + std::to_string(i) + "\"}}'") == 0);
+    REQUIRE(sh(kubectl() + "-n " + ns + " patch configmap old -p '{\"data\":{\"v\":\"" + std::to_string(i) + "\"}}'") ==
+            0);
   // Compact etcd past old_rv and restart the apiserver so that its watch
   // cache no longer holds the history either.
   kcluster("compact");

@@ -44,7 +44,7 @@ std::string data_of(const kube::unstructured& u) {
   return std::string(u.object().at("data").as_object().at("k").as_string());
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("dynamic create, get, replace, and a stale resourceVersion is a conflict", "[dynamic]") {
   const auto ns = unique_name("dyn-crud");
@@ -75,7 +75,8 @@ TEST_CASE("dynamic patch: JSON patch, merge patch and strategic merge patch", "[
   create_namespace(ns);
   with_api(ns, [](kube::dynamic_api api) -> asio::awaitable<void> {
     co_await api.async_create(configmap("p", "0"));
-    auto j = co_await api.async_patch("p", kube::patch_type::json, R"([{"op":"replace","path":"/data/k","value":"json"}])");
+    auto j =
+        co_await api.async_patch("p", kube::patch_type::json, R"([{"op":"replace","path":"/data/k","value":"json"}])");
     CHECK(data_of(j) == "json");
     auto m = co_await api.async_patch("p", kube::patch_type::merge, R"({"data":{"k":"merge","m":"x"}})");
     CHECK(data_of(m) == "merge");
@@ -105,14 +106,16 @@ TEST_CASE("server-side apply: a second manager conflicts unless it forces", "[dy
     kube::patch_params bob;
     bob.field_manager = "bob";
     const std::string theirs = configmap("ssa", "theirs").to_json();
-    auto [ec, r] = co_await api.async_patch("ssa", kube::patch_type::apply, theirs, bob, asio::as_tuple(asio::use_awaitable));
+    auto [ec, r] =
+        co_await api.async_patch("ssa", kube::patch_type::apply, theirs, bob, asio::as_tuple(asio::use_awaitable));
     CHECK(ec == kube::api_errc::conflict);
     bob.force = true;
     auto forced = co_await api.async_patch("ssa", kube::patch_type::apply, theirs, bob);
     CHECK(data_of(forced) == "theirs");
 
     // Apply without a field manager is refused before any request.
-    auto [ec2, r2] = co_await api.async_patch("ssa", kube::patch_type::apply, theirs, asio::as_tuple(asio::use_awaitable));
+    auto [ec2, r2] =
+        co_await api.async_patch("ssa", kube::patch_type::apply, theirs, asio::as_tuple(asio::use_awaitable));
     CHECK(ec2 == kube::client_errc::invalid_config);
   });
 }

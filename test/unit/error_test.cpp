@@ -40,7 +40,8 @@ TEST_CASE("kube::error carries the server Status and both messages", "[error]") 
   kube::diagnostics d;
   d.set_client_message("GET configmaps/x in namespace demo");
   d.set_server_status(boost::json::parse(R"({"kind":"Status","reason":"NotFound","code":404,
-      "message":"configmaps \"x\" not found"})").as_object());
+      "message":"configmaps \"x\" not found"})")
+                          .as_object());
   const kube::error e{kube::api_errc::not_found, d};
   CHECK(e.code() == kube::api_errc::not_found);
   CHECK(e.diag().server_message() == "configmaps \"x\" not found");

@@ -20,7 +20,8 @@ bool running_in(const void* target) noexcept {
 
 }  // namespace
 
-executor_probe::executor_probe(const asio::any_io_executor& ex) noexcept : fn_(&never) {
+executor_probe::executor_probe(const asio::any_io_executor& ex) noexcept
+    : fn_(&never) {
   auto bind = [&]<class Executor>(const Executor* target) {
     if (target == nullptr || fn_ != &never) return;
     target_ = target;

@@ -10,7 +10,7 @@ namespace {
 
 // Upper bounds: 1e-8 * 10^i seconds, i = 0..9 (client-go's ExponentialBuckets(10e-9, 10, 10)).
 constexpr std::array<double, prometheus_metrics::bucket_count> bounds = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4,
-                                                                          1e-3, 1e-2, 1e-1, 1e0,  1e1};
+                                                                         1e-3, 1e-2, 1e-1, 1e0,  1e1};
 
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -37,7 +37,8 @@ std::string number(double v) {
 
 }  // namespace
 
-prometheus_metrics::prometheus_metrics(std::string name) : name_(std::move(name)) {}
+prometheus_metrics::prometheus_metrics(std::string name)
+    : name_(std::move(name)) {}
 
 void prometheus_metrics::histogram::observe(double s) noexcept {
   std::size_t i = 0;
@@ -84,8 +85,8 @@ std::string prometheus_metrics::render() const {
   };
   scalar("workqueue_depth", "gauge", "Current depth of workqueue", std::to_string(depth()));
   scalar("workqueue_adds_total", "counter", "Total number of adds handled by workqueue", std::to_string(adds()));
-  hist("workqueue_queue_duration_seconds",
-       "How long in seconds an item stays in workqueue before being requested.", latency_);
+  hist("workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested.",
+       latency_);
   hist("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.", work_);
   scalar("workqueue_unfinished_work_seconds", "gauge",
          "How many seconds of work has done that is in progress and hasn't been observed by work_duration.",

@@ -39,4 +39,4 @@ private:
   std::optional<boost::json::object> server_status_;
 };
 
-} // namespace kube
+}  // namespace kube

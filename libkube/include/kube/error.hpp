@@ -70,9 +70,7 @@ enum class api_errc {
 [[nodiscard]] inline error_code make_error_code(client_errc e) noexcept {
   return {static_cast<int>(e), client_category()};
 }
-[[nodiscard]] inline error_code make_error_code(api_errc e) noexcept {
-  return {static_cast<int>(e), api_category()};
-}
+[[nodiscard]] inline error_code make_error_code(api_errc e) noexcept { return {static_cast<int>(e), api_category()}; }
 
 /// Maps a Status (reason, HTTP code) to an api_errc the way client-go's
 /// errors.ReasonForError does: the reason wins; an empty or unknown reason
@@ -83,10 +81,12 @@ enum class api_errc {
 /// 410 Gone and Expired (a watch or list must restart from a fresh list).
 [[nodiscard]] bool is_resource_expired(const error_code& ec) noexcept;
 
-} // namespace kube
+}  // namespace kube
 
 // Boost's trait, specialised: kept out of the API reference.
 /// @cond
-template <> struct boost::system::is_error_code_enum<kube::client_errc> : std::true_type {};
-template <> struct boost::system::is_error_code_enum<kube::api_errc> : std::true_type {};
+template <>
+struct boost::system::is_error_code_enum<kube::client_errc> : std::true_type {};
+template <>
+struct boost::system::is_error_code_enum<kube::api_errc> : std::true_type {};
 /// @endcond

@@ -24,4 +24,4 @@ private:
   diagnostics diag_;
 };
 
-} // namespace kube
+}  // namespace kube

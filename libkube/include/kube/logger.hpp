@@ -16,7 +16,7 @@ enum class log_level { trace, debug, info, warning, error, off };
 /// its strand, so never concurrently; clients sharing a logger may.
 struct logger {
   log_level level = log_level::warning;
-  std::function<void(log_level, std::string_view)> sink; ///< empty: write to stderr
+  std::function<void(log_level, std::string_view)> sink;  ///< empty: write to stderr
 
   [[nodiscard]] bool enabled(log_level l) const noexcept { return l >= level && level != log_level::off; }
   void log(log_level l, std::string_view line) const;
@@ -24,4 +24,4 @@ struct logger {
 
 [[nodiscard]] const char* to_string(log_level l) noexcept;
 
-} // namespace kube
+}  // namespace kube

@@ -11,4 +11,4 @@ namespace kube {
 /// target ("v1.34.4"). Thread safe.
 [[nodiscard]] std::string_view kubernetes_version() noexcept;
 
-} // namespace kube
+}  // namespace kube

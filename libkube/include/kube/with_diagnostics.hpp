@@ -32,6 +32,6 @@ template <class T>
 struct is_with_diagnostics : std::false_type {};
 template <class Token>
 struct is_with_diagnostics<with_diagnostics_t<Token>> : std::true_type {};
-} // namespace detail
+}  // namespace detail
 
-} // namespace kube
+}  // namespace kube

@@ -31,7 +31,8 @@ std::string json_path::to_string() const {
 }
 
 decode_error::decode_error(std::string path, const std::string& problem)
-    : std::runtime_error(path + ": " + problem), path_(std::move(path)) {}
+    : std::runtime_error(path + ": " + problem),
+      path_(std::move(path)) {}
 
 namespace codec {
 namespace json = boost::json;
@@ -41,14 +42,28 @@ void fail(const json_path& at, const std::string& problem) { throw decode_error(
 void fail_type(const json::value& v, const json_path& at, std::string_view what) {
   std::string got;
   switch (v.kind()) {
-    case json::kind::null: got = "null"; break;
-    case json::kind::bool_: got = "a boolean"; break;
-    case json::kind::int64:
-    case json::kind::uint64: got = "an integer"; break;
-    case json::kind::double_: got = "a number"; break;
-    case json::kind::string: got = "a string"; break;
-    case json::kind::array: got = "an array"; break;
-    case json::kind::object: got = "an object"; break;
+  case json::kind::null:
+    got = "null";
+    break;
+  case json::kind::bool_:
+    got = "a boolean";
+    break;
+  case json::kind::int64:
+  case json::kind::uint64:
+    got = "an integer";
+    break;
+  case json::kind::double_:
+    got = "a number";
+    break;
+  case json::kind::string:
+    got = "a string";
+    break;
+  case json::kind::array:
+    got = "an array";
+    break;
+  case json::kind::object:
+    got = "an object";
+    break;
   }
   fail(at, "expected " + std::string(what) + ", got " + got);
 }
@@ -66,7 +81,8 @@ void decode(const json::value& in, bool& out, const json_path& at) {
 }
 
 namespace {
-std::int64_t integer(const json::value& in, const json_path& at, std::int64_t lo, std::int64_t hi, std::string_view what) {
+std::int64_t integer(const json::value& in, const json_path& at, std::int64_t lo, std::int64_t hi,
+                     std::string_view what) {
   std::int64_t v = 0;
   if (const auto* i = in.if_int64()) {
     v = *i;
@@ -85,7 +101,7 @@ std::int64_t integer(const json::value& in, const json_path& at, std::int64_t lo
   if (v < lo || v > hi) fail(at, "integer out of range for " + std::string(what));
   return v;
 }
-} // namespace
+}  // namespace
 
 void decode(const json::value& in, std::int32_t& out, const json_path& at) {
   out = static_cast<std::int32_t>(integer(in, at, std::numeric_limits<std::int32_t>::min(),
@@ -93,8 +109,8 @@ void decode(const json::value& in, std::int32_t& out, const json_path& at) {
 }
 
 void decode(const json::value& in, std::int64_t& out, const json_path& at) {
-  out = integer(in, at, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
-                "an integer");
+  out =
+      integer(in, at, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(), "an integer");
 }
 
 void decode(const json::value& in, double& out, const json_path& at) {
@@ -220,7 +236,7 @@ void put_unknown(json::object& o, const unknown_fields& u) {
   }
 }
 
-} // namespace codec
+}  // namespace codec
 // ---- shared_list: a List envelope, items each into its own shared_ptr ----
 
 namespace detail {
@@ -240,7 +256,7 @@ void take_list_meta(const shared_list_sink& s, std::optional<std::string>& rv, s
   s.remaining_item_count = remaining;
 }
 
-} // namespace
+}  // namespace
 
 void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const json_path& at) {
   reset(s);
@@ -306,5 +322,5 @@ void decode_shared_list(const boost::json::value& in, const shared_list_sink& s,
   }
 }
 
-} // namespace detail
-} // namespace kube
+}  // namespace detail
+}  // namespace kube

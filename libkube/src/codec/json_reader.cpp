@@ -107,33 +107,33 @@ bool compact_json_value(const char* p, const char* end, const char*& after, std:
   for (;;) {
     if (p == end) return false;
     switch (*p) {
-      case '{':
-      case '[': {
-        if (depth == limit) return false;
-        const char closer = *p == '{' ? '}' : ']';
+    case '{':
+    case '[': {
+      if (depth == limit) return false;
+      const char closer = *p == '{' ? '}' : ']';
+      ++p;
+      if (p != end && *p == closer) {  // empty
         ++p;
-        if (p != end && *p == closer) {  // empty
-          ++p;
-          break;
-        }
-        closers[depth++] = closer;
-        if (closer == '}' && !member_key()) return false;
-        continue;  // the first member's or element's value
+        break;
       }
-      case '"':
-        if (!string_token()) return false;
-        break;
-      case 't':
-        if (!literal("true")) return false;
-        break;
-      case 'f':
-        if (!literal("false")) return false;
-        break;
-      case 'n':
-        if (!literal("null")) return false;
-        break;
-      default:
-        return false;
+      closers[depth++] = closer;
+      if (closer == '}' && !member_key()) return false;
+      continue;  // the first member's or element's value
+    }
+    case '"':
+      if (!string_token()) return false;
+      break;
+    case 't':
+      if (!literal("true")) return false;
+      break;
+    case 'f':
+      if (!literal("false")) return false;
+      break;
+    case 'n':
+      if (!literal("null")) return false;
+      break;
+    default:
+      return false;
     }
     // After a complete value: close containers, or go on to the next member.
     for (;;) {
@@ -155,7 +155,7 @@ bool compact_json_value(const char* p, const char* end, const char*& after, std:
   }
 }
 
-} // namespace
+}  // namespace
 
 void json_reader::syntax(std::string_view what) const {
   throw decode_error(".", "invalid JSON at byte " + std::to_string(offset()) + ": " + std::string(what));
@@ -457,4 +457,4 @@ void decode_text(std::string_view text, read_fn read, decode_fn fn, void* out) {
   decode_text(text, fn, out);
 }
 
-} // namespace kube::codec
+}  // namespace kube::codec

@@ -36,7 +36,7 @@ struct release_text {
   }
 };
 
-} // namespace
+}  // namespace
 
 std::shared_ptr<const std::string> shared_json_text(std::string_view text) {
   auto& p = the_pool();
@@ -61,4 +61,4 @@ std::shared_ptr<const std::string> shared_json_text(std::string_view text) {
   return made;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

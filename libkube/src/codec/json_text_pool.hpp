@@ -19,4 +19,4 @@ namespace kube::detail {
 /// Thread safety: may be called from any thread (one mutex around the pool).
 [[nodiscard]] std::shared_ptr<const std::string> shared_json_text(std::string_view text);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -81,8 +81,21 @@ bool parse_quantity(std::string_view s, parsed_quantity& out) {
     int e2;
   };
   static constexpr std::array<entry, 16> table{{
-      {"", 0, 0}, {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0}, {"M", 6, 0}, {"G", 9, 0}, {"T", 12, 0},
-      {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 10}, {"Mi", 0, 20}, {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50},
+      {"", 0, 0},
+      {"n", -9, 0},
+      {"u", -6, 0},
+      {"m", -3, 0},
+      {"k", 3, 0},
+      {"M", 6, 0},
+      {"G", 9, 0},
+      {"T", 12, 0},
+      {"P", 15, 0},
+      {"E", 18, 0},
+      {"Ki", 0, 10},
+      {"Mi", 0, 20},
+      {"Gi", 0, 30},
+      {"Ti", 0, 40},
+      {"Pi", 0, 50},
       {"Ei", 0, 60},
   }};
   for (const auto& e : table) {
@@ -138,9 +151,10 @@ long double to_long_double(const parsed_quantity& q) {
   return q.neg ? -v : v;
 }
 
-} // namespace
+}  // namespace
 
-quantity::quantity(std::string text) : text_(std::move(text)) {
+quantity::quantity(std::string text)
+    : text_(std::move(text)) {
   parsed_quantity p;
   if (!parse_quantity(text_, p)) throw std::invalid_argument("\"" + text_ + "\" is not a quantity");
 }
@@ -254,14 +268,15 @@ std::string format_time(timestamp::time_point t, bool micro) {
   }
   return std::string(buf.data(), static_cast<std::size_t>(n));
 }
-} // namespace
+}  // namespace
 
 std::string timestamp::to_string() const { return format_time(t_, false); }
 std::string timestamp::to_micro_string() const { return format_time(t_, true); }
 
 // ---- raw_json --------------------------------------------------------------
 
-raw_json::raw_json(const boost::json::value& v) : t_(detail::shared_json_text(boost::json::serialize(v))) {}
+raw_json::raw_json(const boost::json::value& v)
+    : t_(detail::shared_json_text(boost::json::serialize(v))) {}
 
 boost::json::value raw_json::value() const {
   if (!t_) return nullptr;
@@ -319,7 +334,7 @@ Rep* unshare(Rep* r, void (*release)(Rep*) noexcept) {
   release(r);
   return own.release();
 }
-} // namespace
+}  // namespace
 
 void unknown_fields::set(std::string_view key, boost::json::value v) {
   r_ = unshare(r_, &release);
@@ -338,4 +353,4 @@ bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept {
   return a.r_->members == b.r_->members;
 }
 
-} // namespace kube
+}  // namespace kube

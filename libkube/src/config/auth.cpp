@@ -43,7 +43,8 @@ error_code fail(diagnostics& diag, client_errc code, std::string message) {
 
 class bearer_auth final : public authenticator {
 public:
-  explicit bearer_auth(std::string token) : header_("Bearer " + std::move(token)) {}
+  explicit bearer_auth(std::string token)
+      : header_("Bearer " + std::move(token)) {}
   asio::awaitable<error_code> authorization(std::string& out, diagnostics&) override {
     out = header_;
     co_return error_code{};
@@ -55,7 +56,8 @@ private:
 
 class basic_auth final : public authenticator {
 public:
-  basic_auth(const std::string& user, const std::string& password) : header_(basic_authorization(user, password)) {}
+  basic_auth(const std::string& user, const std::string& password)
+      : header_(basic_authorization(user, password)) {}
   asio::awaitable<error_code> authorization(std::string& out, diagnostics&) override {
     out = header_;
     co_return error_code{};
@@ -69,7 +71,9 @@ private:
 // rotated projected service-account token is picked up.
 class token_file_auth final : public authenticator {
 public:
-  token_file_auth(std::string path, std::chrono::seconds refresh) : path_(std::move(path)), refresh_(refresh) {}
+  token_file_auth(std::string path, std::chrono::seconds refresh)
+      : path_(std::move(path)),
+        refresh_(refresh) {}
 
   asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) override {
     const auto now = std::chrono::steady_clock::now();
@@ -103,7 +107,9 @@ private:
 // has expired, or the server rejected it (401).
 class exec_auth final : public authenticator {
 public:
-  exec_auth(exec_params e, std::string server) : exec_(std::move(e)), server_(std::move(server)) {}
+  exec_auth(exec_params e, std::string server)
+      : exec_(std::move(e)),
+        server_(std::move(server)) {}
 
   asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) override {
     const bool expired = cached_ && cached_->expiry && std::chrono::system_clock::now() >= *cached_->expiry;
@@ -160,10 +166,10 @@ bool parse_rfc3339(std::string_view s, std::chrono::system_clock::time_point& ou
   return true;
 }
 
-} // namespace
+}  // namespace
 
-error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version,
-                                 exec_credential& out, diagnostics& diag) {
+error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version, exec_credential& out,
+                                 diagnostics& diag) {
   boost::system::error_code jec;
   auto doc = boost::json::parse(json, jec);
   if (jec || !doc.is_object())
@@ -200,7 +206,7 @@ error_code parse_exec_credential(std::string_view json, const std::string& expec
 }
 
 asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
-                                             exec_credential& out, diagnostics& diag) {
+                                            exec_credential& out, diagnostics& diag) {
   const std::string who = "exec plugin " + e.command;
   if (e.api_version != "client.authentication.k8s.io/v1" && e.api_version != "client.authentication.k8s.io/v1beta1")
     co_return fail(diag, client_errc::exec_plugin_failed,
@@ -256,8 +262,9 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
 
   std::string stdout_data, stderr_data;
   auto read_all = [](asio::posix::stream_descriptor& fd, std::string& into) -> asio::awaitable<void> {
-    auto [ec, n] = co_await asio::async_read(fd, asio::dynamic_buffer(into, 1 << 20), asio::as_tuple(asio::use_awaitable));
-    (void)ec; // eof ends the read; output beyond 1 MiB is cut
+    auto [ec, n] =
+        co_await asio::async_read(fd, asio::dynamic_buffer(into, 1 << 20), asio::as_tuple(asio::use_awaitable));
+    (void)ec;  // eof ends the read; output beyond 1 MiB is cut
     (void)n;
   };
   asio::steady_timer timer(ex, e.timeout);
@@ -266,8 +273,7 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   const bool timed_out = outcome.index() == 1;
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
 
   // The plugin's stderr helps the user; it is its own output, not ours to
   // leak, but cap it.
@@ -306,4 +312,4 @@ std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asi
   return nullptr;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -42,10 +42,10 @@ struct exec_credential {
   std::optional<std::chrono::system_clock::time_point> expiry;
 };
 boost::asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
-                                                    exec_credential& out, diagnostics& diag);
+                                                   exec_credential& out, diagnostics& diag);
 
 /// Parses an ExecCredential JSON document (names the field that is wrong).
-error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version,
-                                 exec_credential& out, diagnostics& diag);
+error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version, exec_credential& out,
+                                 diagnostics& diag);
 
-} // namespace kube::detail
+}  // namespace kube::detail

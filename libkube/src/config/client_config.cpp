@@ -98,8 +98,7 @@ void check_exec(const kubeconfig::exec_config& ex, const std::string& where, boo
   }
   for (std::size_t i = 0; i < ex.env.size(); ++i) {
     if (ex.env[i].name.empty()) {
-      throw_config_error(client_errc::invalid_config,
-                         where + ".exec.env[" + std::to_string(i) + "].name: must be set");
+      throw_config_error(client_errc::invalid_config, where + ".exec.env[" + std::to_string(i) + "].name: must be set");
     }
   }
   if (ex.interactive_mode.empty()) {
@@ -217,7 +216,8 @@ client_config resolve(const kubeconfig& kc, const client_config_overrides& ov) {
   }
   if (!user.token.empty() && (!user.username.empty() || !user.password.empty())) {
     throw_config_error(client_errc::invalid_config,
-                       user_where + ": more than one authentication method found (token, basic auth); only one is allowed");
+                       user_where +
+                           ": more than one authentication method found (token, basic auth); only one is allowed");
   }
   if ((!user.as_uid.empty() || !user.as_groups.empty() || !user.as_user_extra.empty()) && user.as.empty()) {
     throw_config_error(client_errc::invalid_config,
@@ -279,7 +279,7 @@ client_config resolve(const kubeconfig& kc, const client_config_overrides& ov) {
   cfg.server = normalize_server(cl.server, tls, cl_where + ".server");
   cfg.proxy_url = cl.proxy_url;
   cfg.disable_compression = cl.disable_compression;
-  cfg.namespace_name = !ov.namespace_name.empty() ? ov.namespace_name
+  cfg.namespace_name = !ov.namespace_name.empty()    ? ov.namespace_name
                        : !ctx.namespace_name.empty() ? ctx.namespace_name
                                                      : std::string("default");
   cfg.context_name = context_name;
@@ -290,7 +290,7 @@ client_config resolve(const kubeconfig& kc, const client_config_overrides& ov) {
 
 std::string service_file(const std::string& dir, const char* name) { return detail::join_path(dir, name); }
 
-} // namespace
+}  // namespace
 
 client_config client_config::from_kubeconfig(const kubeconfig& kc, const client_config_overrides& overrides) {
   try {
@@ -351,7 +351,7 @@ client_config client_config::in_cluster(const in_cluster_params& params) {
   if (pod_ns && !pod_ns->empty()) {
     cfg.namespace_name = *pod_ns;
   } else if (auto ns = detail::read_config_file_if_exists(service_file(params.service_account_dir, "namespace"),
-                                                         "in-cluster config: service account namespace")) {
+                                                          "in-cluster config: service account namespace")) {
     const std::string t = trim(*ns);
     if (!t.empty()) cfg.namespace_name = t;
   }
@@ -368,8 +368,8 @@ client_config client_config::load_default(const load_default_params& params) {
   }
   if (!in_cluster_possible(params.in_cluster)) {
     std::string why;
-    const auto host = params.in_cluster.service_host ? params.in_cluster.service_host
-                                                     : detail::get_env("KUBERNETES_SERVICE_HOST");
+    const auto host =
+        params.in_cluster.service_host ? params.in_cluster.service_host : detail::get_env("KUBERNETES_SERVICE_HOST");
     if (!host || host->empty()) {
       why = "KUBERNETES_SERVICE_HOST is not set";
     } else {
@@ -407,4 +407,4 @@ client_config client_config::load_default(const load_default_params& params, err
   return {};
 }
 
-} // namespace kube
+}  // namespace kube

@@ -205,7 +205,7 @@ json::value named_list(const std::map<std::string, T>& m, std::string_view item_
   return a;
 }
 
-} // namespace
+}  // namespace
 
 boost::json::object kubeconfig::to_json() const {
   json::object o;
@@ -223,4 +223,4 @@ boost::json::object kubeconfig::to_json() const {
   return o;
 }
 
-} // namespace kube
+}  // namespace kube

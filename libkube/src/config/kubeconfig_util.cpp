@@ -25,9 +25,7 @@ void throw_config_error(client_errc code, std::string message) {
 
 namespace {
 
-std::string prefix(std::string_view context) {
-  return context.empty() ? std::string{} : std::string(context) + ": ";
-}
+std::string prefix(std::string_view context) { return context.empty() ? std::string{} : std::string(context) + ": "; }
 
 // errno is read right after the failing call; strerror's text ("No such file
 // or directory") is what users know from the shell and from kubectl.
@@ -46,8 +44,7 @@ std::optional<std::string> read_impl(const std::string& path, std::string_view c
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int e = errno;
-    throw_config_error(client_errc::file_error,
-                       prefix(context) + path + ": " + std::strerror(e != 0 ? e : EACCES));
+    throw_config_error(client_errc::file_error, prefix(context) + path + ": " + std::strerror(e != 0 ? e : EACCES));
   }
   std::string data{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) {
@@ -56,7 +53,7 @@ std::optional<std::string> read_impl(const std::string& path, std::string_view c
   return data;
 }
 
-} // namespace
+}  // namespace
 
 std::string read_config_file(const std::string& path, std::string_view context) {
   return *read_impl(path, context, false);
@@ -149,13 +146,13 @@ int b64_value(char c) {
   if (c == '/') return 63;
   return -1;
 }
-} // namespace
+}  // namespace
 
 std::optional<std::string> base64_decode(std::string_view in, std::size_t& bad_offset) {
   std::string out;
   out.reserve(in.size() / 4 * 3);
   std::array<int, 4> quad{};
-  std::size_t n = 0;            // sextets in the current quantum
+  std::size_t n = 0;  // sextets in the current quantum
   std::size_t quantum_start = 0;
   std::size_t pos = 0;
   for (; pos < in.size(); ++pos) {
@@ -247,4 +244,4 @@ std::optional<std::string> get_env(const char* name) {
   return std::string(v);
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -66,9 +66,12 @@ bool parse_go_uint(std::string_view s, std::uint64_t& out) {
   std::uint64_t v = 0;
   for (char c : s) {
     int dv = -1;
-    if (c >= '0' && c <= '9') dv = c - '0';
-    else if (c >= 'a' && c <= 'f') dv = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') dv = c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+      dv = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      dv = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      dv = c - 'A' + 10;
     if (dv < 0 || dv >= base) return false;
     if (v > (std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(dv)) /
                 static_cast<std::uint64_t>(base)) {
@@ -191,22 +194,30 @@ scalar resolve(const YAML::Node& n) {
 
 std::string scalar_kind_name(const scalar& s) {
   switch (s.kind) {
-  case scalar_kind::null: return "null";
-  case scalar_kind::boolean: return "a boolean";
+  case scalar_kind::null:
+    return "null";
+  case scalar_kind::boolean:
+    return "a boolean";
   case scalar_kind::integer:
   case scalar_kind::unsigned_integer:
-  case scalar_kind::floating: return "a number";
-  case scalar_kind::string: return "a string";
+  case scalar_kind::floating:
+    return "a number";
+  case scalar_kind::string:
+    return "a string";
   }
   return "a value";
 }
 
 std::string node_kind_name(const YAML::Node& n) {
   switch (n.Type()) {
-  case YAML::NodeType::Map: return "a map";
-  case YAML::NodeType::Sequence: return "a list";
-  case YAML::NodeType::Scalar: return scalar_kind_name(resolve(n));
-  default: return "null";
+  case YAML::NodeType::Map:
+    return "a map";
+  case YAML::NodeType::Sequence:
+    return "a list";
+  case YAML::NodeType::Scalar:
+    return scalar_kind_name(resolve(n));
+  default:
+    return "null";
   }
 }
 
@@ -219,12 +230,18 @@ std::string key_text(const YAML::Node& k) {
   }
   const scalar s = resolve(k);
   switch (s.kind) {
-  case scalar_kind::null: return "null";
-  case scalar_kind::boolean: return s.b ? "true" : "false";
-  case scalar_kind::integer: return std::to_string(s.i);
-  case scalar_kind::unsigned_integer: return std::to_string(s.u);
-  case scalar_kind::floating: return boost::json::serialize(boost::json::value(s.d));
-  case scalar_kind::string: break;
+  case scalar_kind::null:
+    return "null";
+  case scalar_kind::boolean:
+    return s.b ? "true" : "false";
+  case scalar_kind::integer:
+    return std::to_string(s.i);
+  case scalar_kind::unsigned_integer:
+    return std::to_string(s.u);
+  case scalar_kind::floating:
+    return boost::json::serialize(boost::json::value(s.d));
+  case scalar_kind::string:
+    break;
   }
   return k.Scalar();
 }
@@ -248,22 +265,31 @@ boost::json::value to_json_value(const YAML::Node& n) {
   case YAML::NodeType::Scalar: {
     const scalar s = resolve(n);
     switch (s.kind) {
-    case scalar_kind::null: return nullptr;
-    case scalar_kind::boolean: return s.b;
-    case scalar_kind::integer: return s.i;
-    case scalar_kind::unsigned_integer: return s.u;
-    case scalar_kind::floating: return s.d;
-    case scalar_kind::string: return boost::json::string(n.Scalar());
+    case scalar_kind::null:
+      return nullptr;
+    case scalar_kind::boolean:
+      return s.b;
+    case scalar_kind::integer:
+      return s.i;
+    case scalar_kind::unsigned_integer:
+      return s.u;
+    case scalar_kind::floating:
+      return s.d;
+    case scalar_kind::string:
+      return boost::json::string(n.Scalar());
     }
     return nullptr;
   }
-  default: return nullptr;
+  default:
+    return nullptr;
   }
 }
 
 class decoder {
 public:
-  decoder(const std::string& origin, bool resolve_paths) : origin_(origin), resolve_paths_(resolve_paths) {
+  decoder(const std::string& origin, bool resolve_paths)
+      : origin_(origin),
+        resolve_paths_(resolve_paths) {
     if (resolve_paths_) {
       base_ = detail::absolute_path(detail::dir_path(origin));
     }
@@ -300,20 +326,17 @@ public:
       } else if (key == "preferences") {
         decode_preferences(v, kc.prefs);
       } else if (key == "clusters") {
-        decode_named_list(v, key, "cluster", kc.clusters,
-                          [this](const YAML::Node& n, const std::string& p, kubeconfig::cluster& c) {
-                            decode_cluster(n, p, c);
-                          });
+        decode_named_list(
+            v, key, "cluster", kc.clusters,
+            [this](const YAML::Node& n, const std::string& p, kubeconfig::cluster& c) { decode_cluster(n, p, c); });
       } else if (key == "users") {
-        decode_named_list(v, key, "user", kc.users,
-                          [this](const YAML::Node& n, const std::string& p, kubeconfig::auth_info& u) {
-                            decode_user(n, p, u);
-                          });
+        decode_named_list(
+            v, key, "user", kc.users,
+            [this](const YAML::Node& n, const std::string& p, kubeconfig::auth_info& u) { decode_user(n, p, u); });
       } else if (key == "contexts") {
-        decode_named_list(v, key, "context", kc.contexts,
-                          [this](const YAML::Node& n, const std::string& p, kubeconfig::context& c) {
-                            decode_context(n, p, c);
-                          });
+        decode_named_list(
+            v, key, "context", kc.contexts,
+            [this](const YAML::Node& n, const std::string& p, kubeconfig::context& c) { decode_context(n, p, c); });
       } else if (key == "extensions") {
         kc.extensions = get_extensions(v, key);
       }
@@ -378,8 +401,10 @@ private:
       if (e.IsMap()) {
         for (const auto& kv : e) {
           const std::string k = key_text(kv.first);
-          if (k == "name") name = get_string(kv.second, p + ".name");
-          else if (k == "extension") ext = to_json_value(kv.second);
+          if (k == "name")
+            name = get_string(kv.second, p + ".name");
+          else if (k == "extension")
+            ext = to_json_value(kv.second);
         }
       }
       if (out.contains(name)) fail(e, p, "duplicate extension name \"" + name + "\"");
@@ -406,8 +431,10 @@ private:
       if (e.IsMap()) {
         for (const auto& kv : e) {
           const std::string k = key_text(kv.first);
-          if (k == "name") name = get_string(kv.second, p + ".name");
-          else if (k == item_key) body = kv.second;
+          if (k == "name")
+            name = get_string(kv.second, p + ".name");
+          else if (k == item_key)
+            body = kv.second;
         }
       }
       p = list + "[name=" + name + "]";
@@ -429,8 +456,10 @@ private:
     if (!n.IsMap()) fail(n, "preferences", "expected a map, got " + node_kind_name(n));
     for (const auto& kv : n) {
       const std::string k = key_text(kv.first);
-      if (k == "colors") p.colors = get_bool(kv.second, "preferences.colors");
-      else if (k == "extensions") p.extensions = get_extensions(kv.second, "preferences.extensions");
+      if (k == "colors")
+        p.colors = get_bool(kv.second, "preferences.colors");
+      else if (k == "extensions")
+        p.extensions = get_extensions(kv.second, "preferences.extensions");
     }
   }
 
@@ -439,14 +468,22 @@ private:
       const std::string k = key_text(kv.first);
       const std::string p = path + "." + k;
       const YAML::Node& v = kv.second;
-      if (k == "server") c.server = get_string(v, p);
-      else if (k == "tls-server-name") c.tls_server_name = get_string(v, p);
-      else if (k == "insecure-skip-tls-verify") c.insecure_skip_tls_verify = get_bool(v, p);
-      else if (k == "certificate-authority") c.certificate_authority = get_string(v, p);
-      else if (k == "certificate-authority-data") c.certificate_authority_data = get_data(v, p);
-      else if (k == "proxy-url") c.proxy_url = get_string(v, p);
-      else if (k == "disable-compression") c.disable_compression = get_bool(v, p);
-      else if (k == "extensions") c.extensions = get_extensions(v, p);
+      if (k == "server")
+        c.server = get_string(v, p);
+      else if (k == "tls-server-name")
+        c.tls_server_name = get_string(v, p);
+      else if (k == "insecure-skip-tls-verify")
+        c.insecure_skip_tls_verify = get_bool(v, p);
+      else if (k == "certificate-authority")
+        c.certificate_authority = get_string(v, p);
+      else if (k == "certificate-authority-data")
+        c.certificate_authority_data = get_data(v, p);
+      else if (k == "proxy-url")
+        c.proxy_url = get_string(v, p);
+      else if (k == "disable-compression")
+        c.disable_compression = get_bool(v, p);
+      else if (k == "extensions")
+        c.extensions = get_extensions(v, p);
     }
     resolve_ref(c.certificate_authority);
   }
@@ -456,21 +493,36 @@ private:
       const std::string k = key_text(kv.first);
       const std::string p = path + "." + k;
       const YAML::Node& v = kv.second;
-      if (k == "client-certificate") u.client_certificate = get_string(v, p);
-      else if (k == "client-certificate-data") u.client_certificate_data = get_data(v, p);
-      else if (k == "client-key") u.client_key = get_string(v, p);
-      else if (k == "client-key-data") u.client_key_data = secret_string(get_data(v, p));
-      else if (k == "token") u.token = secret_string(get_string(v, p));
-      else if (k == "tokenFile") u.token_file = get_string(v, p);
-      else if (k == "as") u.as = get_string(v, p);
-      else if (k == "as-uid") u.as_uid = get_string(v, p);
-      else if (k == "as-groups") u.as_groups = get_string_list(v, p);
-      else if (k == "as-user-extra") u.as_user_extra = get_user_extra(v, p);
-      else if (k == "username") u.username = get_string(v, p);
-      else if (k == "password") u.password = secret_string(get_string(v, p));
-      else if (k == "auth-provider") u.auth_provider = get_auth_provider(v, p);
-      else if (k == "exec") u.exec = get_exec(v, p);
-      else if (k == "extensions") u.extensions = get_extensions(v, p);
+      if (k == "client-certificate")
+        u.client_certificate = get_string(v, p);
+      else if (k == "client-certificate-data")
+        u.client_certificate_data = get_data(v, p);
+      else if (k == "client-key")
+        u.client_key = get_string(v, p);
+      else if (k == "client-key-data")
+        u.client_key_data = secret_string(get_data(v, p));
+      else if (k == "token")
+        u.token = secret_string(get_string(v, p));
+      else if (k == "tokenFile")
+        u.token_file = get_string(v, p);
+      else if (k == "as")
+        u.as = get_string(v, p);
+      else if (k == "as-uid")
+        u.as_uid = get_string(v, p);
+      else if (k == "as-groups")
+        u.as_groups = get_string_list(v, p);
+      else if (k == "as-user-extra")
+        u.as_user_extra = get_user_extra(v, p);
+      else if (k == "username")
+        u.username = get_string(v, p);
+      else if (k == "password")
+        u.password = secret_string(get_string(v, p));
+      else if (k == "auth-provider")
+        u.auth_provider = get_auth_provider(v, p);
+      else if (k == "exec")
+        u.exec = get_exec(v, p);
+      else if (k == "extensions")
+        u.extensions = get_extensions(v, p);
     }
     resolve_ref(u.client_certificate);
     resolve_ref(u.client_key);
@@ -485,10 +537,14 @@ private:
       const std::string k = key_text(kv.first);
       const std::string p = path + "." + k;
       const YAML::Node& v = kv.second;
-      if (k == "cluster") c.cluster = get_string(v, p);
-      else if (k == "user") c.user = get_string(v, p);
-      else if (k == "namespace") c.namespace_name = get_string(v, p);
-      else if (k == "extensions") c.extensions = get_extensions(v, p);
+      if (k == "cluster")
+        c.cluster = get_string(v, p);
+      else if (k == "user")
+        c.user = get_string(v, p);
+      else if (k == "namespace")
+        c.namespace_name = get_string(v, p);
+      else if (k == "extensions")
+        c.extensions = get_extensions(v, p);
     }
   }
 
@@ -503,7 +559,8 @@ private:
     return out;
   }
 
-  std::optional<kubeconfig::auth_provider_config> get_auth_provider(const YAML::Node& n, const std::string& path) const {
+  std::optional<kubeconfig::auth_provider_config> get_auth_provider(const YAML::Node& n,
+                                                                    const std::string& path) const {
     if (n.IsNull()) return std::nullopt;
     if (!n.IsMap()) fail(n, path, "expected a map, got " + node_kind_name(n));
     kubeconfig::auth_provider_config ap;
@@ -532,12 +589,18 @@ private:
       const std::string k = key_text(kv.first);
       const std::string p = path + "." + k;
       const YAML::Node& v = kv.second;
-      if (k == "command") ex.command = get_string(v, p);
-      else if (k == "args") ex.args = get_string_list(v, p);
-      else if (k == "apiVersion") ex.api_version = get_string(v, p);
-      else if (k == "installHint") ex.install_hint = get_string(v, p);
-      else if (k == "provideClusterInfo") ex.provide_cluster_info = get_bool(v, p);
-      else if (k == "interactiveMode") ex.interactive_mode = get_string(v, p);
+      if (k == "command")
+        ex.command = get_string(v, p);
+      else if (k == "args")
+        ex.args = get_string_list(v, p);
+      else if (k == "apiVersion")
+        ex.api_version = get_string(v, p);
+      else if (k == "installHint")
+        ex.install_hint = get_string(v, p);
+      else if (k == "provideClusterInfo")
+        ex.provide_cluster_info = get_bool(v, p);
+      else if (k == "interactiveMode")
+        ex.interactive_mode = get_string(v, p);
       else if (k == "env") {
         if (v.IsNull()) continue;
         if (!v.IsSequence()) fail(v, p, "expected a list of {name, value}, got " + node_kind_name(v));
@@ -549,8 +612,10 @@ private:
             if (!e.IsMap()) fail(e, ep, "expected a map, got " + node_kind_name(e));
             for (const auto& ekv : e) {
               const std::string ek = key_text(ekv.first);
-              if (ek == "name") var.name = get_string(ekv.second, ep + ".name");
-              else if (ek == "value") var.value = get_string(ekv.second, ep + ".value");
+              if (ek == "name")
+                var.name = get_string(ekv.second, ep + ".name");
+              else if (ek == "value")
+                var.value = get_string(ekv.second, ep + ".value");
             }
           }
           ex.env.push_back(std::move(var));
@@ -576,7 +641,7 @@ private:
   std::string base_;
 };
 
-} // namespace
+}  // namespace
 
 kubeconfig kubeconfig::parse(std::string_view yaml, const std::string& origin, bool resolve_paths) {
   YAML::Node root;
@@ -615,4 +680,4 @@ std::string detail::yaml_to_json(std::string_view yaml, const std::string& origi
   return boost::json::serialize(out);
 }
 
-} // namespace kube
+}  // namespace kube

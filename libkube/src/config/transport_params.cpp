@@ -49,4 +49,4 @@ transport_params to_settings(const client_config& c, client_params o) {
   return s;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -11,4 +11,4 @@ namespace kube::detail {
 
 transport_params to_settings(const client_config& c, client_params o);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -46,10 +46,11 @@ fs::path default_root() {
   return {};
 }
 
-} // namespace
+}  // namespace
 
 discovery_cache::discovery_cache(discovery_cache_params params)
-    : root_(params.root.empty() ? default_root() : params.root), params_(std::move(params)) {}
+    : root_(params.root.empty() ? default_root() : params.root),
+      params_(std::move(params)) {}
 
 std::chrono::system_clock::time_point discovery_cache::now() const {
   return params_.now ? params_.now() : std::chrono::system_clock::now();
@@ -59,8 +60,7 @@ std::optional<std::string> discovery_cache::canonical_server(std::string_view se
   auto u = boost::urls::parse_uri(server_url);
   if (!u) return std::nullopt;
   const auto scheme = lower(u->scheme());
-  if ((scheme != "https" && scheme != "http") || !u->has_authority() || u->encoded_host().empty())
-    return std::nullopt;
+  if ((scheme != "https" && scheme != "http") || !u->has_authority() || u->encoded_host().empty()) return std::nullopt;
   std::string port(u->port());
   if (port.empty()) port = scheme == "https" ? "443" : "80";
   std::string path(u->encoded_path());
@@ -107,7 +107,7 @@ std::optional<discovery_document> discovery_cache::load(std::string_view server_
 
   const auto fetched_at = std::chrono::system_clock::time_point(std::chrono::seconds(fetched->as_int64()));
   const auto t = now();
-  if (fetched_at > t + std::chrono::minutes(1)) return std::nullopt; // written "in the future": distrust
+  if (fetched_at > t + std::chrono::minutes(1)) return std::nullopt;  // written "in the future": distrust
   if (t - fetched_at >= params_.ttl) return std::nullopt;
 
   std::vector<api_group> groups;
@@ -118,9 +118,8 @@ std::optional<discovery_document> discovery_cache::load(std::string_view server_
   return doc;
 }
 
-error_code discovery_cache::store(std::string_view server_url, const discovery_document& doc,
-                                  diagnostics& diag) const {
-  if (root_.empty()) return {}; // disabled
+error_code discovery_cache::store(std::string_view server_url, const discovery_document& doc, diagnostics& diag) const {
+  if (root_.empty()) return {};  // disabled
   const auto path = path_for(server_url);
   if (path.empty()) {
     diag.set_client_message("discovery cache: server URL is not an absolute http(s) URL");
@@ -132,8 +131,7 @@ error_code discovery_cache::store(std::string_view server_url, const discovery_d
     diag.set_client_message("discovery cache: cannot create " + path.parent_path().string() + ": " + fec.message());
     return client_errc::file_error;
   }
-  const auto stamp =
-      std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
+  const auto stamp = std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
   const json::object header{{"format", format_tag}, {"server", *canonical_server(server_url)}, {"fetchedAt", stamp}};
 
   // Unique per process and call, so concurrent writers never share a temp file.
@@ -170,4 +168,4 @@ void discovery_cache::invalidate(std::string_view server_url) const {
   fs::remove(path, ignored);
 }
 
-} // namespace kube
+}  // namespace kube

@@ -5,7 +5,9 @@
 namespace kube {
 namespace asio = boost::asio;
 
-void discovery_client::invalidate_cache() const { s_->cache.invalidate(detail::client_access::impl(s_->c)->settings.server); }
+void discovery_client::invalidate_cache() const {
+  s_->cache.invalidate(detail::client_access::impl(s_->c)->settings.server);
+}
 
 namespace detail {
 
@@ -50,5 +52,5 @@ void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, comp
       std::move(h), finish_result{});
 }
 
-} // namespace detail
-} // namespace kube
+}  // namespace detail
+}  // namespace kube

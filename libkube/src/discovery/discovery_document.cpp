@@ -16,7 +16,9 @@ namespace {
 class decoder {
 public:
   decoder(std::string_view source, std::string_view doc_kind, diagnostics& diag)
-      : source_(source), doc_kind_(doc_kind), diag_(diag) {}
+      : source_(source),
+        doc_kind_(doc_kind),
+        diag_(diag) {}
 
   error_code fail(std::string_view path, const std::string& what) const {
     std::string m = "discovery: ";
@@ -39,8 +41,9 @@ public:
     error_code ec;
     const std::size_t n = p.write(body.data(), body.size(), ec);
     if (!ec) p.finish(ec);
-    if (ec) return fail("", "not valid JSON (byte offset " + std::to_string(n) + " of " + std::to_string(body.size()) +
-                                "): " + ec.message());
+    if (ec)
+      return fail("", "not valid JSON (byte offset " + std::to_string(n) + " of " + std::to_string(body.size()) +
+                          "): " + ec.message());
     json::value v = p.release();
     if (!v.is_object()) return fail("", std::string("expected a JSON object, got ") + type_name(v));
     out = std::move(v.as_object());
@@ -49,14 +52,20 @@ public:
 
   static const char* type_name(const json::value& v) {
     switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
     case json::kind::int64:
     case json::kind::uint64:
-    case json::kind::double_: return "a number";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
+    case json::kind::double_:
+      return "a number";
+    case json::kind::string:
+      return "a string";
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
     }
     return "?";
   }
@@ -127,8 +136,7 @@ public:
     out.reserve(a->size());
     for (std::size_t i = 0; i < a->size(); ++i) {
       const auto& e = (*a)[i];
-      if (!e.is_string())
-        return fail(at(at(path, key), i), std::string("expected a string, got ") + type_name(e));
+      if (!e.is_string()) return fail(at(at(path, key), i), std::string("expected a string, got ") + type_name(e));
       out.emplace_back(e.as_string().data(), e.as_string().size());
     }
     return {};
@@ -145,7 +153,8 @@ public:
   error_code check_kind(const json::object& o, std::string_view expected, bool required) const {
     std::string k;
     if (auto ec = string_field(o, "kind", "", k, required)) return ec;
-    if (!k.empty() && k != expected) return fail("kind", "expected \"" + std::string(expected) + "\", got \"" + k + "\"");
+    if (!k.empty() && k != expected)
+      return fail("kind", "expected \"" + std::string(expected) + "\", got \"" + k + "\"");
     return {};
   }
 
@@ -182,8 +191,8 @@ error_code response_kind(const decoder& d, const json::object& o, std::string_vi
   return {};
 }
 
-error_code aggregated_resource(const decoder& d, const json::object& o, std::string_view path,
-                               const group_version& gv, std::vector<api_resource>& out) {
+error_code aggregated_resource(const decoder& d, const json::object& o, std::string_view path, const group_version& gv,
+                               std::vector<api_resource>& out) {
   api_resource r;
   r.group = gv.group;
   r.version = gv.version;
@@ -214,17 +223,17 @@ error_code aggregated_resource(const decoder& d, const json::object& o, std::str
       bool sub_has_kind = false;
       if (auto ec = response_kind(d, *so, sp, gv, s.response_kind, sub_has_kind)) return ec;
       if (auto ec = d.string_array_field(*so, "verbs", sp, s.verbs)) return ec;
-      if (sub_has_kind) r.subresources.push_back(std::move(s)); // client-go drops those without a kind
+      if (sub_has_kind) r.subresources.push_back(std::move(s));  // client-go drops those without a kind
     }
   }
-  if (!has_kind) return {}; // client-go: "discovery resource missing GVK", skipped
+  if (!has_kind) return {};  // client-go: "discovery resource missing GVK", skipped
   r.kind = rk.kind;
   if (r.singular.empty()) r.singular = lower(r.kind);
   out.push_back(std::move(r));
   return {};
 }
 
-} // namespace
+}  // namespace
 
 const api_group* discovery_document::find_group(std::string_view name) const {
   for (const auto& g : groups)
@@ -255,8 +264,7 @@ error_code discovery_document::parse_aggregated(std::string_view body, std::stri
   std::string api_version;
   if (auto ec = d.string_field(top, "apiVersion", "", api_version, true)) return ec;
   if (api_version != "apidiscovery.k8s.io/v2" && api_version != "apidiscovery.k8s.io/v2beta1")
-    return d.fail("apiVersion", "unsupported version \"" + api_version +
-                                    "\" (want apidiscovery.k8s.io/v2 or v2beta1)");
+    return d.fail("apiVersion", "unsupported version \"" + api_version + "\" (want apidiscovery.k8s.io/v2 or v2beta1)");
   const json::array* items = nullptr;
   if (auto ec = d.array_field(top, "items", "", items)) return ec;
   std::vector<api_group> groups;
@@ -295,7 +303,7 @@ error_code discovery_document::parse_aggregated(std::string_view body, std::stri
         if (auto ec = d.element_object(*resources, k, rsp, ro)) return ec;
         if (auto ec = aggregated_resource(d, *ro, decoder::at(rsp, k), gv, v.resources)) return ec;
       }
-      if (g.preferred_version.empty()) g.preferred_version = v.version; // the first fresh one
+      if (g.preferred_version.empty()) g.preferred_version = v.version;  // the first fresh one
       g.versions.push_back(std::move(v));
     }
     groups.push_back(std::move(g));
@@ -368,13 +376,12 @@ error_code discovery_document::parse_resource_list(std::string_view body, std::s
   if (auto ec = d.string_field(top, "groupVersion", "", gv_text, true)) return ec;
   const auto gv = group_version::parse(gv_text);
   if (!gv) return d.fail("groupVersion", "not a group/version: \"" + gv_text + "\"");
-  if (*gv != expected)
-    return d.fail("groupVersion", "expected \"" + expected.str() + "\", got \"" + gv_text + "\"");
+  if (*gv != expected) return d.fail("groupVersion", "expected \"" + expected.str() + "\", got \"" + gv_text + "\"");
   const json::array* list = nullptr;
   if (auto ec = d.array_field(top, "resources", "", list)) return ec;
 
   std::vector<api_resource> resources;
-  std::vector<std::pair<std::string, api_subresource>> subs; // (parent plural, subresource)
+  std::vector<std::pair<std::string, api_subresource>> subs;  // (parent plural, subresource)
   for (std::size_t i = 0; list && i < list->size(); ++i) {
     const json::object* ro = nullptr;
     if (auto ec = d.element_object(*list, i, "resources", ro)) return ec;
@@ -392,8 +399,8 @@ error_code discovery_document::parse_resource_list(std::string_view body, std::s
     if (const auto slash = name.find('/'); slash != std::string::npos) {
       api_subresource s;
       s.name = name.substr(slash + 1);
-      s.response_kind = version.empty() ? group_version_kind{gv->group, gv->version, kind}
-                                        : group_version_kind{group, version, kind};
+      s.response_kind =
+          version.empty() ? group_version_kind{gv->group, gv->version, kind} : group_version_kind{group, version, kind};
       s.verbs = std::move(verbs);
       subs.emplace_back(name.substr(0, slash), std::move(s));
       continue;
@@ -432,7 +439,7 @@ json::array strings(const std::vector<std::string>& v) {
 json::object kind_json(const group_version_kind& k) {
   return {{"group", k.group}, {"version", k.version}, {"kind", k.kind}};
 }
-} // namespace
+}  // namespace
 
 std::string discovery_document::to_json() const {
   json::array items;
@@ -471,4 +478,4 @@ std::string discovery_document::to_json() const {
   return json::serialize(top);
 }
 
-} // namespace kube
+}  // namespace kube

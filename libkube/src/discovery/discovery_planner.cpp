@@ -19,8 +19,8 @@ std::string lower(std::string_view s) {
 
 // The media type without parameters, and whether it names the aggregated list.
 struct media {
-  std::string type;       // "application/json"
-  bool aggregated = false; // ...;g=apidiscovery.k8s.io;...;as=APIGroupDiscoveryList
+  std::string type;         // "application/json"
+  bool aggregated = false;  // ...;g=apidiscovery.k8s.io;...;as=APIGroupDiscoveryList
 };
 
 media parse_media(std::string_view content_type) {
@@ -63,16 +63,17 @@ error_code status_error(std::string_view path, const discovery_response& resp, d
 
 bool is_2xx(int status) { return status >= 200 && status < 300; }
 
-} // namespace
+}  // namespace
 
-discovery_planner::discovery_planner(discovery_params params) : params_(params) {
+discovery_planner::discovery_planner(discovery_params params)
+    : params_(params) {
   add_request("/api", slot{slot_kind::api_root});
   add_request("/apis", slot{slot_kind::apis_root});
 }
 
 void discovery_planner::add_request(std::string path, slot s) {
-  const auto accept = s.kind != slot_kind::group_version && params_.aggregated ? aggregated_discovery_accept
-                                                                               : legacy_discovery_accept;
+  const auto accept =
+      s.kind != slot_kind::group_version && params_.aggregated ? aggregated_discovery_accept : legacy_discovery_accept;
   to_take_.push_back({path, std::string(accept)});
   slots_.emplace(std::move(path), s);
   ++outstanding_;
@@ -168,12 +169,14 @@ error_code discovery_planner::on_root(slot& s, const discovery_request& req, con
     auto& out = api ? core_ : groups_;
     if (auto ec = discovery_document::parse_aggregated(resp.body, req.path, out, diag)) return fatal(ec);
     if (api && out.size() > 1) {
-      diag.set_client_message("discovery: " + req.path + ": APIGroupDiscoveryList: items: expected at most one group "
-                              "(the core group), got " + std::to_string(out.size()));
+      diag.set_client_message("discovery: " + req.path +
+                              ": APIGroupDiscoveryList: items: expected at most one group "
+                              "(the core group), got " +
+                              std::to_string(out.size()));
       return fatal(client_errc::decode_error);
     }
     if (api)
-      for (auto& g : out) g.name.clear(); // the core group has no name
+      for (auto& g : out) g.name.clear();  // the core group has no name
     return {};
   }
 
@@ -205,4 +208,4 @@ discovery_document discovery_planner::result() && {
   return d;
 }
 
-} // namespace kube
+}  // namespace kube

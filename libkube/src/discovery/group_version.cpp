@@ -7,11 +7,10 @@
 namespace kube {
 namespace {
 bool plain_token(std::string_view s) {
-  return !s.empty() && std::none_of(s.begin(), s.end(), [](char c) {
-    return c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
-  });
+  return !s.empty() && std::none_of(s.begin(), s.end(),
+                                    [](char c) { return c == '/' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
 }
-} // namespace
+}  // namespace
 
 std::optional<group_version> group_version::parse(std::string_view api_version) {
   const auto slash = api_version.find('/');
@@ -43,4 +42,4 @@ std::string group_version_kind::str() const { return group + "/" + version + ", 
 
 std::string group_version_resource::str() const { return group + "/" + version + ", Resource=" + resource; }
 
-} // namespace kube
+}  // namespace kube

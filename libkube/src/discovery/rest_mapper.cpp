@@ -37,7 +37,7 @@ const api_resource& or_throw(const api_resource* r, const error_code& ec, diagno
   return *r;
 }
 
-} // namespace
+}  // namespace
 
 rest_mapper::rest_mapper(const discovery_document& doc) {
   auto add_version = [&](const api_group::version_entry& v) {
@@ -106,8 +106,7 @@ const api_resource* rest_mapper::match_resource(std::string group, std::string v
   };
   if (const auto* hit = pick([&](const api_resource& r) { return group_is(r, group); })) return hit;
   // client-go tries the group as a prefix only when no version was given.
-  if (!group.empty() && version.empty())
-    return pick([&](const api_resource& r) { return group_starts(r, group); });
+  if (!group.empty() && version.empty()) return pick([&](const api_resource& r) { return group_starts(r, group); });
   return nullptr;
 }
 
@@ -118,8 +117,7 @@ const api_resource* rest_mapper::match_kind(std::string_view group, std::string_
   return nullptr;
 }
 
-const api_resource* rest_mapper::resource_for(const group_version_kind& gvk, error_code& ec,
-                                              diagnostics& diag) const {
+const api_resource* rest_mapper::resource_for(const group_version_kind& gvk, error_code& ec, diagnostics& diag) const {
   if (const auto* r = match_kind(gvk.group, gvk.version, gvk.kind)) {
     ec = {};
     return r;
@@ -131,8 +129,7 @@ const api_resource* rest_mapper::resource_for(const group_version_kind& gvk, err
   return nullptr;
 }
 
-const api_resource* rest_mapper::kind_for(const group_version_resource& gvr, error_code& ec,
-                                          diagnostics& diag) const {
+const api_resource* rest_mapper::kind_for(const group_version_resource& gvr, error_code& ec, diagnostics& diag) const {
   if (const auto* r = match_resource(gvr.group, gvr.version, gvr.resource)) {
     ec = {};
     return r;
@@ -195,10 +192,10 @@ const api_resource& rest_mapper::resolve(std::string_view type) const {
 
 std::vector<const api_resource*> rest_mapper::resources_for_category(std::string_view category) const {
   std::vector<const api_resource*> out;
-  std::set<std::pair<std::string, std::string>> seen; // (group, plural)
+  std::set<std::pair<std::string, std::string>> seen;  // (group, plural)
   for (const auto& r : entries_)
     if (has_name(r.categories, category) && seen.emplace(r.group, r.plural).second) out.push_back(&r);
   return out;
 }
 
-} // namespace kube
+}  // namespace kube

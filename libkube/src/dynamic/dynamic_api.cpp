@@ -57,14 +57,16 @@ error_code decode_list(const std::string& body, const std::string& what, unstruc
   }
   if (const auto* md = o.if_contains("metadata"); md && md->is_object()) {
     const auto& m = md->as_object();
-    if (const auto* rv = m.if_contains("resourceVersion"); rv && rv->is_string()) out.resource_version = rv->as_string();
+    if (const auto* rv = m.if_contains("resourceVersion"); rv && rv->is_string())
+      out.resource_version = rv->as_string();
     if (const auto* c = m.if_contains("continue"); c && c->is_string()) out.continue_token = c->as_string();
-    if (const auto* r = m.if_contains("remainingItemCount"); r && r->is_int64()) out.remaining_item_count = r->as_int64();
+    if (const auto* r = m.if_contains("remainingItemCount"); r && r->is_int64())
+      out.remaining_item_count = r->as_int64();
   }
   return {};
 }
 
-} // namespace
+}  // namespace
 
 void add_list_params(request& r, const list_params& p) {
   if (!p.label_selector.empty()) r.param("labelSelector", p.label_selector);
@@ -131,11 +133,14 @@ error_code need_name(const std::string& name, const std::string& what, diagnosti
 
 void fail_now(const dyn& t, completion<unstructured> h, error_code ec, diagnostics diag) {
   spawn_operation(
-      detail::client_access::impl(t->c)->strand, [ec, diag]() -> asio::awaitable<result<unstructured>> { co_return result<unstructured>{ec, diag, {}}; },
+      detail::client_access::impl(t->c)->strand,
+      [ec, diag]() -> asio::awaitable<result<unstructured>> {
+        co_return result<unstructured>{ec, diag, {}};
+      },
       std::move(h), finish_result{});
 }
 
-} // namespace
+}  // namespace
 
 void dynamic_get(dyn t, std::string name, std::string subresource, completion<unstructured> h) {
   auto req = base(*t);
@@ -239,4 +244,4 @@ void dynamic_delete_collection(dyn t, list_params lp, delete_params dp, completi
   object_op(t, std::move(req), "delete collection " + where(*t), std::move(h));
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

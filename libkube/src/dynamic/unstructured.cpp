@@ -38,7 +38,7 @@ boost::json::object& sub_object(boost::json::object& o, std::string_view key) {
   return v.as_object();
 }
 
-} // namespace
+}  // namespace
 
 std::string unstructured::api_version() const { return str_at(obj_, "apiVersion"); }
 std::string unstructured::kind() const { return str_at(obj_, "kind"); }
@@ -90,12 +90,16 @@ std::string unstructured::to_json() const { return boost::json::serialize(obj_);
 
 const char* content_type_of(patch_type t) noexcept {
   switch (t) {
-  case patch_type::json: return "application/json-patch+json";
-  case patch_type::merge: return "application/merge-patch+json";
-  case patch_type::strategic_merge: return "application/strategic-merge-patch+json";
-  case patch_type::apply: return "application/apply-patch+yaml";
+  case patch_type::json:
+    return "application/json-patch+json";
+  case patch_type::merge:
+    return "application/merge-patch+json";
+  case patch_type::strategic_merge:
+    return "application/strategic-merge-patch+json";
+  case patch_type::apply:
+    return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }
 
-} // namespace kube
+}  // namespace kube

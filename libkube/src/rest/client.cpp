@@ -8,9 +8,10 @@ namespace kube {
 namespace detail {
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
   spawn_operation(
-      impl->strand, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler), finish_result{});
+      impl->strand, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler),
+      finish_result{});
 }
-} // namespace detail
+}  // namespace detail
 
 client::client(executor_type ex, const client_config& config, client_params options)
     : client(std::move(ex), detail::to_settings(config, std::move(options))) {}
@@ -24,4 +25,4 @@ std::size_t client::connections_opened() const noexcept {
   return impl_->connections_opened.load(std::memory_order_relaxed);
 }
 
-} // namespace kube
+}  // namespace kube

@@ -12,16 +12,22 @@ void append_segment(std::string& out, const std::string& s) {
   out += boost::urls::encode(s, boost::urls::unreserved_chars);
 }
 
-} // namespace
+}  // namespace
 
 const char* to_string(http_method m) noexcept {
   switch (m) {
-  case http_method::get: return "GET";
-  case http_method::post: return "POST";
-  case http_method::put: return "PUT";
-  case http_method::patch: return "PATCH";
-  case http_method::delete_: return "DELETE";
-  case http_method::head: return "HEAD";
+  case http_method::get:
+    return "GET";
+  case http_method::post:
+    return "POST";
+  case http_method::put:
+    return "PUT";
+  case http_method::patch:
+    return "PATCH";
+  case http_method::delete_:
+    return "DELETE";
+  case http_method::head:
+    return "HEAD";
   }
   return "GET";
 }
@@ -69,4 +75,4 @@ std::string request::describe() const {
   return d;
 }
 
-} // namespace kube
+}  // namespace kube

@@ -20,4 +20,4 @@ void add_write_params(request& r, const std::string& field_manager, bool dry_run
 /// A DeleteOptions body (propagationPolicy, gracePeriodSeconds, preconditions, dryRun).
 std::string delete_options(const delete_params& p);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -37,14 +37,12 @@ error_code status_error(unsigned http_status, const std::string& body, const req
     diag.set_server_status(std::move(st));
   } else {
     // Not a Status (a proxy's page, a plain-text 404): keep a bounded excerpt.
-    boost::json::object synthetic{{"kind", "Status"},
-                                  {"status", "Failure"},
-                                  {"code", http_status},
-                                  {"message", body.substr(0, 512)}};
+    boost::json::object synthetic{
+        {"kind", "Status"}, {"status", "Failure"}, {"code", http_status}, {"message", body.substr(0, 512)}};
     diag.set_server_status(std::move(synthetic));
   }
   diag.set_client_message(req.describe() + ": HTTP " + std::to_string(http_status));
   return api_errc_from_status(reason, code);
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -21,4 +21,4 @@ std::vector<std::string> parse_warnings(const boost::beast::http::fields& header
 /// A body that is not a Status is kept as a bounded excerpt.
 error_code status_error(unsigned http_status, const std::string& body, const request& req, diagnostics& diag);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -22,7 +22,7 @@ struct log_state {
   std::size_t pos = 0;              // start of the next line in pending
   std::size_t scanned = 0;          // pending[pos, scanned) holds no '\n'
   std::size_t max_line = 1 << 20;
-  bool ended = false;               // no more bytes will come
+  bool ended = false;  // no more bytes will come
   error_code failure;
   diagnostics failure_diag;
 
@@ -73,8 +73,8 @@ struct log_state {
       if (ec) {
         ended = true;
         io->close();
-        const bool clean = ec == http::error::end_of_stream || ec == asio::error::eof ||
-                           ec == asio::ssl::error::stream_truncated;
+        const bool clean =
+            ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
         if (!clean) {
           failure = ec;
           failure_diag.set_client_message(io->req.describe() + ": " + ec.message());
@@ -160,4 +160,4 @@ bool log_is_open(const std::shared_ptr<log_state>& state) noexcept {
   return state && !state->io->done.load(std::memory_order_acquire);
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

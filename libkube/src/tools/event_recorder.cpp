@@ -50,7 +50,8 @@ namespace {
 template <class V>
 class lru {
 public:
-  explicit lru(std::size_t cap) : cap_(cap ? cap : 1) {}
+  explicit lru(std::size_t cap)
+      : cap_(cap ? cap : 1) {}
   V* get(const std::string& k) {
     auto it = map_.find(k);
     if (it == map_.end()) return nullptr;
@@ -97,7 +98,7 @@ std::string join(std::initializer_list<std::string_view> parts) {
   return out;
 }
 
-} // namespace
+}  // namespace
 
 struct event_correlator::impl {
   struct aggregate_record {
@@ -115,7 +116,10 @@ struct event_correlator::impl {
   };
 
   explicit impl(const event_recorder_params& o)
-      : opts(o), aggregates(o.cache_size), logs(o.cache_size), spam(o.cache_size) {}
+      : opts(o),
+        aggregates(o.cache_size),
+        logs(o.cache_size),
+        spam(o.cache_size) {}
 
   event_recorder_params opts;
   lru<aggregate_record> aggregates;
@@ -123,7 +127,8 @@ struct event_correlator::impl {
   lru<spam_record> spam;
 };
 
-event_correlator::event_correlator(const event_recorder_params& options) : impl_(std::make_unique<impl>(options)) {}
+event_correlator::event_correlator(const event_recorder_params& options)
+    : impl_(std::make_unique<impl>(options)) {}
 event_correlator::~event_correlator() = default;
 event_correlator::event_correlator(event_correlator&&) noexcept = default;
 event_correlator& event_correlator::operator=(event_correlator&&) noexcept = default;
@@ -140,8 +145,8 @@ event_correlator::result event_correlator::correlate(const event_record& e, std:
   // and reason; the message is the local key.
   const auto aggregate_key =
       join({component, host, o.kind, o.namespace_, o.name, o.uid, o.api_version, type, e.reason});
-  const auto event_key = join({component, host, o.kind, o.namespace_, o.name, o.field_path, o.uid, o.api_version, type,
-                               e.reason, e.message});
+  const auto event_key = join(
+      {component, host, o.kind, o.namespace_, o.name, o.field_path, o.uid, o.api_version, type, e.reason, e.message});
   impl::aggregate_record agg;
   if (auto* found = s.aggregates.get(aggregate_key)) agg = *found;
   if (now - agg.last > s.opts.aggregate_window) agg = {};
@@ -231,7 +236,10 @@ namespace detail {
 class event_recorder_impl : public std::enable_shared_from_this<event_recorder_impl> {
 public:
   event_recorder_impl(client c, event_recorder_params o)
-      : client_(std::move(c)), opts_(std::move(o)), ex_(detail::client_access::impl(client_)->strand), correlator_(opts_),
+      : client_(std::move(c)),
+        opts_(std::move(o)),
+        ex_(detail::client_access::impl(client_)->strand),
+        correlator_(opts_),
         rng_(std::random_device{}()) {}
 
   client client_;
@@ -292,8 +300,8 @@ public:
       unstructured written;
       bool patched = false;
       if (r.update) {
-        std::tie(ec, written) = co_await events.async_patch(r.name, patch_type::merge, r.patch,
-                                                            asio::as_tuple(asio::use_awaitable));
+        std::tie(ec, written) =
+            co_await events.async_patch(r.name, patch_type::merge, r.patch, asio::as_tuple(asio::use_awaitable));
         patched = !ec;
       }
       if (!r.update || ec == api_errc::not_found) {
@@ -317,8 +325,8 @@ public:
       if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
       if (attempt >= opts_.max_tries) {
         ++failed_;
-        log(log_level::error, "giving up on event " + r.name + " after " + std::to_string(attempt) +
-                                  " tries: " + ec.message());
+        log(log_level::error,
+            "giving up on event " + r.name + " after " + std::to_string(attempt) + " tries: " + ec.message());
         co_return;
       }
       log(log_level::warning, "unable to write event " + r.name + " (will retry): " + ec.message());
@@ -346,7 +354,8 @@ public:
         wake_->expires_at(asio::steady_timer::time_point::max());
         co_await wake_->async_wait(asio::as_tuple(asio::use_awaitable));
         const auto cs = co_await asio::this_coro::cancellation_state;
-        if (cs.cancelled() != asio::cancellation_type::none) throw boost::system::system_error(asio::error::operation_aborted);
+        if (cs.cancelled() != asio::cancellation_type::none)
+          throw boost::system::system_error(asio::error::operation_aborted);
         continue;
       }
       for (const auto& e : batch) co_await write(e);
@@ -358,7 +367,8 @@ void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
   if (impl->running_.exchange(true)) {
     auto hex = asio::get_associated_executor(handler, impl->ex_);
-    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
+    asio::dispatch(hex,
+                   [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
     return;
   }
   auto ex = impl->ex_;
@@ -373,11 +383,12 @@ void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
   });
 }
 
-} // namespace detail
+}  // namespace detail
 
 event_recorder::event_recorder(client c, event_recorder_params options) {
   if (options.component.empty())
-    throw kube::error(client_errc::invalid_config, "event recorder: options.component (the reporting controller) is empty");
+    throw kube::error(client_errc::invalid_config,
+                      "event recorder: options.component (the reporting controller) is empty");
   if (options.queue_capacity == 0)
     throw kube::error(client_errc::invalid_config, "event recorder: options.queue_capacity must be at least 1");
   impl_ = std::make_shared<detail::event_recorder_impl>(std::move(c), std::move(options));
@@ -408,4 +419,4 @@ std::size_t event_recorder::queued() const {
   return impl_->queue_.size();
 }
 
-} // namespace kube
+}  // namespace kube

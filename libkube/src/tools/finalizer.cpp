@@ -89,7 +89,7 @@ struct finish_finalizer {
   }
 };
 
-} // namespace
+}  // namespace
 
 namespace detail {
 
@@ -111,5 +111,5 @@ void start_handle(dynamic_api api, unstructured obj, std::string finalizer, clea
                                 std::move(h), finish_finalizer{});
 }
 
-} // namespace detail
-} // namespace kube::finalizers
+}  // namespace detail
+}  // namespace kube::finalizers

@@ -49,7 +49,7 @@ namespace {
 
 std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }
 
-} // namespace
+}  // namespace
 
 void validate(const leader_elector_params& c) {
   std::string problems;
@@ -60,7 +60,8 @@ void validate(const leader_elector_params& c) {
   if (c.lease_name.empty()) bad("lease_name is empty");
   if (c.lease_namespace.empty()) bad("lease_namespace is empty");
   if (c.identity.empty()) bad("identity is empty");
-  if (c.retry_period <= std::chrono::milliseconds::zero()) bad("retry_period (" + ms(c.retry_period) + ") must be positive");
+  if (c.retry_period <= std::chrono::milliseconds::zero())
+    bad("retry_period (" + ms(c.retry_period) + ") must be positive");
   if (c.renew_deadline <= std::chrono::milliseconds::zero())
     bad("renew_deadline (" + ms(c.renew_deadline) + ") must be positive");
   if (c.lease_duration < std::chrono::seconds(1))
@@ -68,7 +69,8 @@ void validate(const leader_elector_params& c) {
   else if (c.lease_duration % std::chrono::seconds(1) != std::chrono::milliseconds::zero())
     bad("lease_duration (" + ms(c.lease_duration) + ") must be whole seconds (a Lease stores leaseDurationSeconds)");
   if (c.lease_duration <= c.renew_deadline)
-    bad("lease_duration (" + ms(c.lease_duration) + ") must be greater than renew_deadline (" + ms(c.renew_deadline) + ")");
+    bad("lease_duration (" + ms(c.lease_duration) + ") must be greater than renew_deadline (" + ms(c.renew_deadline) +
+        ")");
   // client-go: RenewDeadline > JitterFactor * RetryPeriod, JitterFactor = 1.2
   if (c.renew_deadline.count() * 10 <= c.retry_period.count() * 12)
     bad("renew_deadline (" + ms(c.renew_deadline) + ") must be greater than 1.2 x retry_period (" + ms(c.retry_period) +
@@ -184,8 +186,7 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-
-} // namespace
+}  // namespace
 
 class leader_elector_impl : public std::enable_shared_from_this<leader_elector_impl> {
 public:
@@ -221,7 +222,9 @@ public:
 
   void log(log_level l, const std::string& line) const {
     const auto& lg = detail::client_access::impl(client_)->settings.log;
-    if (lg.enabled(l)) lg.log(l, "leader election " + cfg_.lease_namespace + "/" + cfg_.lease_name + " (" + cfg_.identity + "): " + line);
+    if (lg.enabled(l))
+      lg.log(l,
+             "leader election " + cfg_.lease_namespace + "/" + cfg_.lease_name + " (" + cfg_.identity + "): " + line);
   }
 
   static std::string what(const error_code& ec) { return ec.message(); }
@@ -295,8 +298,10 @@ public:
       lease_.reset();
       const auto rec = state_.desired(wall);
       unstructured obj;
-      obj.set_api_version("coordination.k8s.io/v1").set_kind("Lease").set_name(cfg_.lease_name).set_namespace(
-          cfg_.lease_namespace);
+      obj.set_api_version("coordination.k8s.io/v1")
+          .set_kind("Lease")
+          .set_name(cfg_.lease_name)
+          .set_namespace(cfg_.lease_namespace);
       obj = with_record(std::move(obj), rec);
       auto create_op = timed(leases_.async_create(obj, asio::as_tuple(asio::use_awaitable)), deadline);
       auto [cec, created] = co_await std::move(create_op);
@@ -436,7 +441,8 @@ void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
   if (impl->running_.exchange(true)) {
     auto hex = asio::get_associated_executor(handler, impl->ex_);
-    asio::dispatch(hex, [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
+    asio::dispatch(hex,
+                   [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
     return;
   }
   auto ex = impl->ex_;
@@ -447,7 +453,7 @@ void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
   });
 }
 
-} // namespace detail
+}  // namespace detail
 
 leader_elector::leader_elector(client c, leader_elector_params config) {
   validate(config);
@@ -462,4 +468,4 @@ std::string leader_elector::leader() const {
 unsigned leader_elector::transitions() const noexcept { return impl_->transitions_.load(); }
 const leader_elector_params& leader_elector::config() const noexcept { return impl_->cfg_; }
 
-} // namespace kube
+}  // namespace kube

@@ -114,8 +114,8 @@ public:
   /// Opens a streamed response (watch, logs) on a new connection and reads
   /// its headers; a refusal is read as a Status. `throttled`: wait for the
   /// rate limiter first (client-go throttles log streams, not watches).
-  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(
-      request req, bool throttled, bool raw_objects = false, watch_decoder_params::object_reader objects = {});
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>>
+  open_stream(request req, bool throttled, bool raw_objects = false, watch_decoder_params::object_reader objects = {});
 
   /// Opens a watch on a new connection and reads the response headers.
   /// `raw_objects`: the stream's decoder keeps ADDED/MODIFIED/DELETED
@@ -128,8 +128,8 @@ public:
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);
 
   /// The HTTP headers every request carries (auth, impersonation, UA).
-  boost::asio::awaitable<error_code> add_headers(
-      boost::beast::http::request<boost::beast::http::string_body>& req, diagnostics& diag);
+  boost::asio::awaitable<error_code> add_headers(boost::beast::http::request<boost::beast::http::string_body>& req,
+                                                 diagnostics& diag);
 
   boost::beast::http::request<boost::beast::http::string_body> to_http(const request& r) const;
 
@@ -152,7 +152,7 @@ struct watch_state {
   watch_decoder decoder;
   std::vector<char> buf = std::vector<char>(64 * 1024);
   std::atomic<bool> done{false};  // written on the strand; is_open() reads it anywhere
-  error_code failure;           // reported once the events before it are consumed
+  error_code failure;             // reported once the events before it are consumed
   diagnostics failure_diag;
 
   /// Reads the next piece of body into buf; n is how many bytes arrived.
@@ -199,5 +199,4 @@ struct finish_result {
   }
 };
 
-
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -23,7 +23,7 @@ template <class Stream, class Message>
 asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> write_on(Stream& s, Message& m) {
   co_return co_await http::async_write(s, m, use_tuple);
 }
-} // namespace
+}  // namespace
 
 beast::tcp_stream& connection::tcp() {
   if (auto* p = std::get_if<std::unique_ptr<beast::tcp_stream>>(&stream)) return **p;
@@ -85,13 +85,14 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     // SNI carries names only (RFC 6066), never IP literals.
     SSL_set_tlsext_host_name(tls_stream->native_handle(), ep.verify_name.c_str());
   }
-  if (!settings.insecure_skip_tls_verify) tls_stream->set_verify_callback(asio::ssl::host_name_verification(ep.verify_name));
+  if (!settings.insecure_skip_tls_verify)
+    tls_stream->set_verify_callback(asio::ssl::host_name_verification(ep.verify_name));
   auto [hec] = co_await tls_stream->async_handshake(asio::ssl::stream_base::client, use_tuple);
   if (hec) {
     std::string detail = hec.message();
     const long verify = SSL_get_verify_result(tls_stream->native_handle());
     if (verify != X509_V_OK) detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
-    ec = hec == beast::error::timeout         ? error_code(client_errc::timeout)
+    ec = hec == beast::error::timeout            ? error_code(client_errc::timeout)
          : hec == asio::error::operation_aborted ? hec
                                                  : error_code(client_errc::tls_error);
     diag.set_client_message("TLS handshake with " + ep.host + ":" + ep.port + " failed: " + detail);
@@ -102,4 +103,4 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
   co_return conn;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

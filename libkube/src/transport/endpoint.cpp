@@ -31,7 +31,7 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || (!ec && addr.is_loopback());
 }
 
-} // namespace
+}  // namespace
 
 bool no_proxy_matches(std::string_view no_proxy, const std::string& host, const std::string& port) {
   const std::string list(no_proxy);
@@ -93,4 +93,4 @@ endpoint make_endpoint(const transport_params& s) {
   return ep;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

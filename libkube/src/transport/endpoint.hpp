@@ -29,4 +29,4 @@ endpoint make_endpoint(const transport_params& s);
 /// host:port, or "*". Case-insensitive.
 bool no_proxy_matches(std::string_view no_proxy, const std::string& host, const std::string& port);
 
-} // namespace kube::detail
+}  // namespace kube::detail

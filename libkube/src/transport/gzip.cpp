@@ -33,11 +33,12 @@ std::size_t size_hint(std::string_view in) {
   constexpr std::size_t max_ratio = 64;
   if (in.size() < 18) return 0;  // smaller than any gzip member
   std::uint32_t isize = 0;
-  for (int i = 3; i >= 0; --i) isize = (isize << 8) | static_cast<unsigned char>(in[in.size() - 4 + static_cast<std::size_t>(i)]);
+  for (int i = 3; i >= 0; --i)
+    isize = (isize << 8) | static_cast<unsigned char>(in[in.size() - 4 + static_cast<std::size_t>(i)]);
   return std::min<std::size_t>(isize, in.size() * max_ratio);
 }
 
-} // namespace
+}  // namespace
 
 bool gunzip(std::string_view in, std::string& out, std::string& why) {
   out.clear();
@@ -87,4 +88,4 @@ bool gunzip(std::string_view in, std::string& out, std::string& why) {
   return true;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -29,4 +29,4 @@ retry_action retry_policy::next(const attempt_outcome& o) noexcept {
   return {};
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

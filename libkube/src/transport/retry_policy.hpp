@@ -34,10 +34,10 @@ struct attempt_outcome {
 
 struct retry_action {
   enum class kind {
-    done,              ///< hand the outcome to the caller
-    retry,             ///< try again after `delay` (zero: at once)
-    refresh_and_retry, ///< invalidate the credentials; retry if there was something to refresh, else done
-    give_up,           ///< fail with client_errc::too_many_retries
+    done,               ///< hand the outcome to the caller
+    retry,              ///< try again after `delay` (zero: at once)
+    refresh_and_retry,  ///< invalidate the credentials; retry if there was something to refresh, else done
+    give_up,            ///< fail with client_errc::too_many_retries
   };
   kind what = kind::done;
   std::chrono::milliseconds delay{0};
@@ -48,7 +48,8 @@ public:
   /// `max_retries`: connection retries and Retry-After answers followed at
   /// most this often; 0 disables both (streams are opened once).
   retry_policy(http_method method, int max_retries) noexcept
-      : idempotent_(method == http_method::get || method == http_method::head), max_retries_(max_retries) {}
+      : idempotent_(method == http_method::get || method == http_method::head),
+        max_retries_(max_retries) {}
 
   /// The action after an attempt; counts the retries it grants.
   retry_action next(const attempt_outcome& o) noexcept;
@@ -62,4 +63,4 @@ private:
   bool refreshed_ = false;
 };
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -30,7 +30,7 @@ client_impl::client_impl(asio::any_io_executor ex, transport_params s)
       limiter(make_rate_limiter(settings.qps, settings.burst)) {}
 
 http::request<http::string_body> client_impl::to_http(const request& r) const {
-  static constexpr http::verb verbs[] = {http::verb::get,   http::verb::post,   http::verb::put,
+  static constexpr http::verb verbs[] = {http::verb::get,   http::verb::post,    http::verb::put,
                                          http::verb::patch, http::verb::delete_, http::verb::head};
   http::request<http::string_body> m{verbs[static_cast<int>(r.method())], ep.base_path + r.target(), 11};
   m.set(http::field::host, ep.host_is_ip || ep.port == (ep.tls ? "443" : "80") ? ep.host : ep.host + ":" + ep.port);
@@ -63,16 +63,17 @@ asio::awaitable<error_code> client_impl::add_headers(http::request<http::string_
 
 void client_impl::surface_warnings(const std::vector<std::string>& warnings) const {
   for (const auto& w : warnings) {
-    if (settings.on_warning) settings.on_warning(w);
-    else settings.log.log(log_level::warning, "server warning: " + w);
+    if (settings.on_warning)
+      settings.on_warning(w);
+    else
+      settings.log.log(log_level::warning, "server warning: " + w);
   }
 }
 
 // One try: connection, headers, write, read. `connection_lost` is set when
 // the exchange failed on a reused keep-alive connection before any response
 // byte arrived (the server closed it while idle), or was reset.
-asio::awaitable<result<response>> client_impl::attempt(const request& req, bool& connection_lost,
-                                                        int& retry_after) {
+asio::awaitable<result<response>> client_impl::attempt(const request& req, bool& connection_lost, int& retry_after) {
   result<response> r;
   connection_lost = false;
   retry_after = -1;
@@ -112,7 +113,8 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
     connection_lost = (conn->reused && nothing_received) || ec == asio::error::connection_reset;
     if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
-      r.diag.set_client_message(req.describe() + ": timed out after " + std::to_string(settings.timeout.count()) + " ms");
+      r.diag.set_client_message(req.describe() + ": timed out after " + std::to_string(settings.timeout.count()) +
+                                " ms");
     } else {
       r.ec = ec;
       r.diag.set_client_message(req.describe() + ": " + ec.message());
@@ -212,4 +214,4 @@ asio::awaitable<result<response>> client_impl::run(request req) {
   }
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

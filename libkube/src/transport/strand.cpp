@@ -11,4 +11,4 @@ boost::asio::any_io_executor make_strand_executor(const boost::asio::any_io_exec
   return asio::make_strand(ex);
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -35,9 +35,8 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const transport_params& s) 
       ERR_clear_error();
       ctx->add_certificate_authority(asio::buffer(s.ca_pem), ec);
       if (ec)
-        throw kube::error(client_errc::tls_error,
-                          source(s.ca_file, "certificate-authority") + ": not a PEM certificate bundle (" +
-                              openssl_error_text() + ")");
+        throw kube::error(client_errc::tls_error, source(s.ca_file, "certificate-authority") +
+                                                      ": not a PEM certificate bundle (" + openssl_error_text() + ")");
     } else {
       ctx->set_default_verify_paths(ec);
     }
@@ -60,4 +59,4 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const transport_params& s) 
   return ctx;
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

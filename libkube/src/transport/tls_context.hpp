@@ -19,4 +19,4 @@ std::shared_ptr<boost::asio::ssl::context> make_tls_context(const transport_para
 /// OpenSSL's queued errors as one line (and clears the queue).
 std::string openssl_error_text();
 
-} // namespace kube::detail
+}  // namespace kube::detail

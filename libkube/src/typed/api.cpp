@@ -105,7 +105,8 @@ std::string item_named(const json::value& v, const std::string& path) {
   const auto* md = item.is_object() ? item.as_object().if_contains("metadata") : nullptr;
   if (!md || !md->is_object()) return {};
   std::string out;
-  if (const auto* ns = md->as_object().if_contains("namespace"); ns && ns->is_string()) out = std::string(ns->as_string()) + "/";
+  if (const auto* ns = md->as_object().if_contains("namespace"); ns && ns->is_string())
+    out = std::string(ns->as_string()) + "/";
   if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) out += n->as_string();
   return out.empty() ? out : " (object \"" + out + "\")";
 }
@@ -164,7 +165,9 @@ error_code read_body(const std::string& body, codec::read_fn read, codec::decode
 void complete_now(const typed_ptr& t, typed_completion h, error_code ec, diagnostics diag) {
   spawn_operation(
       detail::client_access::impl(t->c)->strand,
-      [ec, diag = std::move(diag)]() -> asio::awaitable<result<typed_done>> { co_return result<typed_done>{ec, diag, {}}; },
+      [ec, diag = std::move(diag)]() -> asio::awaitable<result<typed_done>> {
+        co_return result<typed_done>{ec, diag, {}};
+      },
       std::move(h), finish_result{});
 }
 
@@ -174,8 +177,8 @@ void unary(const typed_ptr& t, request req, std::string what, Decode decode, typ
   const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), what = std::move(what), decode = std::move(decode)]() mutable
-      -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), what = std::move(what),
+       decode = std::move(decode)]() mutable -> asio::awaitable<result<typed_done>> {
         auto r = co_await impl->run(req);
         result<typed_done> out{r.ec, std::move(r.diag), {}};
         if (!out.ec) out.ec = decode(r.value.body, what, out.diag);
@@ -209,13 +212,12 @@ error_code resolve(const typed_target& t, const std::string& verb, const std::st
   return {};
 }
 
-} // namespace
+}  // namespace
 
 void check_typed_target(const typed_target& t) {
   if (!t.namespaced && !t.namespace_name.empty())
-    throw kube::error(client_errc::invalid_config,
-                      t.kind + " is cluster-scoped: construct api<" + t.kind + "> without a namespace (got \"" +
-                          t.namespace_name + "\")");
+    throw kube::error(client_errc::invalid_config, t.kind + " is cluster-scoped: construct api<" + t.kind +
+                                                       "> without a namespace (got \"" + t.namespace_name + "\")");
 }
 
 typed_body encode_body(codec::encode_fn enc, const void* obj, std::string_view api_version, std::string_view kind) {
@@ -340,8 +342,8 @@ void typed_patch(typed_ptr t, std::string name, patch_type type, std::string bod
       if (const auto* md = v.as_object().if_contains("metadata"); md && md->is_object())
         if (const auto* n = md->as_object().if_contains("namespace"); n && n->is_string()) body_ns = n->as_string();
   }
-  if (auto ec = resolve(*t, subresource.empty() ? "patch" : "patch " + subresource + " of", name, body_ns, ns, what,
-                        diag))
+  if (auto ec =
+          resolve(*t, subresource.empty() ? "patch" : "patch " + subresource + " of", name, body_ns, ns, what, diag))
     return complete_now(t, std::move(h), ec, std::move(diag));
   if (type == patch_type::apply && p.field_manager.empty()) {
     diag.set_client_message(what + ": server-side apply needs patch_params.field_manager");
@@ -366,12 +368,13 @@ auto into_delete(delete_slot slot) {
     return decode_value(v, slot.decode, slot.emplace_object(slot.result), what, diag);
   };
 }
-} // namespace
+}  // namespace
 
 void typed_delete(typed_ptr t, std::string name, delete_params p, delete_slot out, typed_completion h) {
   std::string ns, what;
   diagnostics diag;
-  if (auto ec = resolve(*t, "delete", name, {}, ns, what, diag)) return complete_now(t, std::move(h), ec, std::move(diag));
+  if (auto ec = resolve(*t, "delete", name, {}, ns, what, diag))
+    return complete_now(t, std::move(h), ec, std::move(diag));
   auto req = base(*t, ns);
   req.method(http_method::delete_).name(name).body(delete_options(p));
   unary(t, std::move(req), std::move(what), into_delete(std::move(out)), std::move(h));
@@ -385,14 +388,13 @@ void typed_delete_collection(typed_ptr t, list_params lp, delete_params dp, dele
         into_delete(std::move(out)), std::move(h));
 }
 
-void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out,
-                 typed_completion h) {
+void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out, typed_completion h) {
   std::string ns, what;
   diagnostics diag;
-  if (auto ec = resolve(*t, "evict", name, {}, ns, what, diag)) return complete_now(t, std::move(h), ec, std::move(diag));
-  json::object body{{"apiVersion", "policy/v1"},
-                    {"kind", "Eviction"},
-                    {"metadata", json::object{{"name", name}, {"namespace", ns}}}};
+  if (auto ec = resolve(*t, "evict", name, {}, ns, what, diag))
+    return complete_now(t, std::move(h), ec, std::move(diag));
+  json::object body{
+      {"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", json::object{{"name", name}, {"namespace", ns}}}};
   auto opts = json::parse(delete_options(p));
   body["deleteOptions"] = std::move(opts);
   auto req = base(*t, ns);
@@ -444,7 +446,8 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   const json::object* md = nullptr;
   if (const auto* m = ev.object.if_contains("metadata"); m && m->is_object()) md = &m->as_object();
   if (md) {
-    if (const auto* rv = md->if_contains("resourceVersion"); rv && rv->is_string()) *out.resource_version = rv->as_string();
+    if (const auto* rv = md->if_contains("resourceVersion"); rv && rv->is_string())
+      *out.resource_version = rv->as_string();
   }
   if (ev.type == watch_event_type::bookmark) {
     // The bookmark that ends a streaming list's initial events
@@ -474,10 +477,11 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   }
 }
 
-} // namespace
+}  // namespace
 
 error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what, diagnostics& diag) {
-  return translate_event(ev, out, [what] { return std::string(what); }, diag);
+  return translate_event(
+      ev, out, [what] { return std::string(what); }, diag);
 }
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h) {
@@ -486,8 +490,8 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   add_watch_params(req, p);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out), objects = t->objects]() mutable
-      -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), out = std::move(out),
+       objects = t->objects]() mutable -> asio::awaitable<result<typed_done>> {
         // Objects read straight into T from the text, as each event is framed.
         auto r = co_await impl->open_watch(std::move(req), true, objects);
         if (!r.ec) *out = std::move(r.value);
@@ -538,5 +542,5 @@ double retry_random() noexcept {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
-} // namespace detail
-} // namespace kube
+}  // namespace detail
+}  // namespace kube

@@ -40,4 +40,4 @@ struct grammar_only_handler {
   bool on_comment(boost::json::string_view, boost::json::error_code&) { return true; }
 };
 
-} // namespace kube::detail
+}  // namespace kube::detail

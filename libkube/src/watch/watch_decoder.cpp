@@ -141,16 +141,17 @@ std::optional<std::pair<std::string_view, std::string_view>> server_layout(std::
 // server_layout finds is the object and nothing else) and the text reader
 // could read it (not nested deeper than json_reader::max_depth).
 std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(std::string_view text,
-                                                                             const envelope_handler& seen) {
+                                                                              const envelope_handler& seen) {
   if (seen.last_object_size != 2 || seen.max_depth >= codec::json_reader::max_depth) return std::nullopt;
   return server_layout(text);
 }
 
-} // namespace
+}  // namespace
 
 struct watch_decoder::impl {
   explicit impl(const watch_decoder_params& p)
-      : params(p), parser(json::storage_ptr(), parse_opts(p)),
+      : params(p),
+        parser(json::storage_ptr(), parse_opts(p)),
         lines(p.raw_objects && p.objects.make && p.objects.read && p.objects.type &&
               p.max_depth > codec::json_reader::max_depth) {
     if (p.raw_objects) grammar.emplace(parse_opts(p));
@@ -201,8 +202,7 @@ struct watch_decoder::impl {
     from = std::min(from - std::min(from, w.base), total);
     to = std::min(to - std::min(to, w.base), total);
     std::string bytes;
-    for (std::uint64_t i = from; i < to; ++i)
-      bytes += i < w.a.size() ? w.a[i] : w.b[i - w.a.size()];
+    for (std::uint64_t i = from; i < to; ++i) bytes += i < w.a.size() ? w.a[i] : w.b[i - w.a.size()];
     std::string out = " near \"";
     append_escaped(out, bytes);
     out += '"';
@@ -261,7 +261,10 @@ struct watch_decoder::impl {
     if (!object) return fail(event_start, "watch event has no \"object\"", in, event_head());
     if (!object->is_object()) {
       std::string what = "watch event \"object\" is ";
-      what += object->is_array() ? "an array" : object->is_string() ? "a string" : object->is_null() ? "null" : "a scalar";
+      what += object->is_array()    ? "an array"
+              : object->is_string() ? "a string"
+              : object->is_null()   ? "null"
+                                    : "a scalar";
       what += ", not an object";
       return fail(event_start, what, in, event_head());
     }
@@ -315,11 +318,21 @@ struct watch_decoder::impl {
     }
     if (has_object) {
       switch (object_text.front()) {
-        case '{': object_kind = json::object(); break;
-        case '[': object_kind = json::array(); break;
-        case '"': object_kind = ""; break;
-        case 'n': object_kind = nullptr; break;
-        default: object_kind = 0; break;
+      case '{':
+        object_kind = json::object();
+        break;
+      case '[':
+        object_kind = json::array();
+        break;
+      case '"':
+        object_kind = "";
+        break;
+      case 'n':
+        object_kind = nullptr;
+        break;
+      default:
+        object_kind = 0;
+        break;
       }
     }
     std::optional<watch_event_type> t;
@@ -375,10 +388,12 @@ struct watch_decoder::impl {
       const std::size_t room = params.max_event_size - event_size;
       const std::size_t feed = std::min(n - i, room);
       if (feed == 0)
-        return fail(event_start, "watch event exceeds the maximum event size of " + std::to_string(params.max_event_size) + " bytes", in, event_head());
+        return fail(event_start,
+                    "watch event exceeds the maximum event size of " + std::to_string(params.max_event_size) + " bytes",
+                    in, event_head());
       json::error_code jec;
-      const std::size_t used = grammar ? grammar->write_some(true, in.data() + i, feed, jec)
-                                       : parser.write_some(in.data() + i, feed, jec);
+      const std::size_t used =
+          grammar ? grammar->write_some(true, in.data() + i, feed, jec) : parser.write_some(in.data() + i, feed, jec);
       if (jec) return json_error(jec, in, event_begin, i + feed);
       i += used;
       event_size += used;
@@ -494,7 +509,7 @@ struct watch_decoder::impl {
       // value: then the whole line is a valid event.
       codec::read_text(layout->second, params.objects.read, obj.get());
     } catch (const std::bad_alloc&) {
-      throw;  // the decoder is failed (see watch_decoder::write)
+      throw;                           // the decoder is failed (see watch_decoder::write)
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the general path decides
       return false;
     }
@@ -524,14 +539,15 @@ struct watch_decoder::impl {
     finished = true;
     if (in_event)
       return fail(consumed,
-                  "the stream ended inside the watch event starting at byte offset " + std::to_string(event_start) + " (" +
-                      std::to_string(event_size) + " bytes received)",
+                  "the stream ended inside the watch event starting at byte offset " + std::to_string(event_start) +
+                      " (" + std::to_string(event_size) + " bytes received)",
                   {}, event_tail(consumed));
     return {};
   }
 };
 
-watch_decoder::watch_decoder(const watch_decoder_params& params) : impl_(std::make_unique<impl>(params)) {}
+watch_decoder::watch_decoder(const watch_decoder_params& params)
+    : impl_(std::make_unique<impl>(params)) {}
 watch_decoder::~watch_decoder() = default;
 watch_decoder::watch_decoder(watch_decoder&&) noexcept = default;
 watch_decoder& watch_decoder::operator=(watch_decoder&&) noexcept = default;
@@ -565,4 +581,4 @@ bool watch_decoder::in_event() const noexcept {
   return std::any_of(impl_->pending.begin(), impl_->pending.end(), [](char c) { return !is_json_space(c); });
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

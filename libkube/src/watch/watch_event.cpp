@@ -29,7 +29,7 @@ int status_code(const boost::json::object& status) {
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view to_string(watch_event_type t) noexcept {
   for (const auto& n : type_names)
@@ -58,4 +58,4 @@ error_code watch_event_error(const watch_event& ev, diagnostics& diag) {
   return api_errc_from_status(reason, code);
 }
 
-} // namespace kube
+}  // namespace kube

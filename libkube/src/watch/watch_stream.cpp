@@ -25,7 +25,8 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   n = 0;
   parser.get().body().data = buf.data();
   parser.get().body().size = buf.size();
-  auto [ec, used] = co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+  auto [ec, used] =
+      co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
   (void)used;
   n = buf.size() - parser.get().body().size;
   if (ec == http::error::need_buffer) ec = {};
@@ -95,8 +96,8 @@ void watch_state::fail(error_code ec) {
   close();
 }
 
-asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(
-    request req, bool throttled, bool raw_objects, watch_decoder_params::object_reader objects) {
+asio::awaitable<result<std::shared_ptr<watch_state>>>
+client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_decoder_params::object_reader objects) {
   if (throttled) {
     if (auto ec = co_await throttle()) co_return result<std::shared_ptr<watch_state>>{ec, {}, {}};
   }
@@ -169,12 +170,13 @@ asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool 
 
 void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
   spawn_operation(
-      impl->strand, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); }, std::move(handler), finish_result{});
+      impl->strand, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); },
+      std::move(handler), finish_result{});
 }
 
 namespace {
 constexpr const char* empty_stream_message = "async_next on an empty watch_stream";
-} // namespace
+}  // namespace
 
 asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state) {
   if (!state) {
@@ -202,7 +204,7 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
       state->impl->strand, [state]() { return next_watch_event(state); }, std::move(handler), finish_result{});
 }
 
-} // namespace detail
+}  // namespace detail
 
 void watch_stream::close() {
   if (!state_) return;
@@ -211,4 +213,4 @@ void watch_stream::close() {
 
 bool watch_stream::is_open() const noexcept { return state_ && !state_->done.load(std::memory_order_acquire); }
 
-} // namespace kube
+}  // namespace kube

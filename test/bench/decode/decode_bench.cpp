@@ -33,7 +33,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   int passes = 7;
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kube-bench-decode: %s: %s\n", path, e.what());
     return 1;
   }
-  std::printf("RESULT impl=kube format=json items=%zu bytes=%zu ms=%.1f cpu_ms=%.1f maxrss_kb=%ld\n", keep.back().items.size(),
-              text.size(), median(ms), median(cpu_ms), kube_bench::usage_now().max_rss_kb);
+  std::printf("RESULT impl=kube format=json items=%zu bytes=%zu ms=%.1f cpu_ms=%.1f maxrss_kb=%ld\n",
+              keep.back().items.size(), text.size(), median(ms), median(cpu_ms), kube_bench::usage_now().max_rss_kb);
   return 0;
 }

@@ -171,8 +171,7 @@ asio::awaitable<void> run_tls(tls_watch& w, counters& n) {
   w.prepare(s);
   co_await s.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
   co_await asio::async_write(s, asio::buffer(w.request), asio::use_awaitable);
-  while (!w.read_head(co_await s.async_read_some(asio::buffer(w.buf), asio::use_awaitable), n)) {
-  }
+  while (!w.read_head(co_await s.async_read_some(asio::buffer(w.buf), asio::use_awaitable), n)) {}
   while (n.seen < n.updates) w.read_body(co_await s.async_read_some(asio::buffer(w.buf), asio::use_awaitable), n);
 }
 
@@ -187,8 +186,7 @@ void run_tls_blocking(tls_watch& w, counters& n) {
   w.prepare(s);
   s.handshake(asio::ssl::stream_base::client);
   asio::write(s, asio::buffer(w.request));
-  while (!w.read_head(s.read_some(asio::buffer(w.buf)), n)) {
-  }
+  while (!w.read_head(s.read_some(asio::buffer(w.buf)), n)) {}
   while (n.seen < n.updates) w.read_body(s.read_some(asio::buffer(w.buf)), n);
 }
 
@@ -204,7 +202,7 @@ asio::awaitable<void> run_watch(kube::api<Pod>& pods, const std::string& rv, cou
   w.close();
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string kubeconfig;
@@ -215,7 +213,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
-      std::cerr << "usage: kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|tls-blocking|watch\n";
+      std::cerr
+          << "usage: kube-bench-watch-floor --kubeconfig F --namespace NS --updates M --mode tls|tls-blocking|watch\n";
       return 2;
     }
     const std::string v = argv[++i];

@@ -197,9 +197,7 @@ double rate_limited(std::size_t n) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n]\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n]\n", argv[0]);
     return 2;
   }
   const std::string_view w = argv[1];
@@ -225,7 +223,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto u = kube_bench::usage_now();
-  std::printf("RESULT impl=kube workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n", int(w.size()),
-              w.data(), n, ns / double(n), u.cpu, u.max_rss_kb);
+  std::printf("RESULT impl=kube workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n", int(w.size()), w.data(),
+              n, ns / double(n), u.cpu, u.max_rss_kb);
   return 0;
 }

@@ -13,7 +13,12 @@ int main() {
   boost::asio::io_context io;
   bool ran = false;
   boost::asio::co_spawn(
-      io, [&]() -> boost::asio::awaitable<void> { ran = true; co_return; }, boost::asio::detached);
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        ran = true;
+        co_return;
+      },
+      boost::asio::detached);
   io.run();
   std::printf("kube %.*s for Kubernetes %.*s\n", int(kube::sdk_version().size()), kube::sdk_version().data(),
               int(kube::kubernetes_version().size()), kube::kubernetes_version().data());

@@ -27,7 +27,7 @@ void install_crd() {
 boost::json::object kubectl_json(const std::string& args) {
   return boost::json::parse(sh_out(kubectl() + args + " -o json")).as_object();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a typed update keeps the fields a newer CRD added", "[codegen][crd]") {
   install_crd();

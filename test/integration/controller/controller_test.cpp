@@ -77,9 +77,11 @@ struct running_controller {
 
   running_controller(const kube::client& c, const std::string& ns, unsigned workers,
                      kc::controller<ConfigMap>::reconcile_fn reconcile)
-      : factory(c, options(ns)), ctrl(factory, ctrl_options(workers)) {
+      : factory(c, options(ns)),
+        ctrl(factory, ctrl_options(workers)) {
     ctrl.owns<Secret>();
-    factory.async_run(asio::bind_cancellation_slot(stop_factory.slot(), [this](kube::error_code) { factory_done = true; }));
+    factory.async_run(
+        asio::bind_cancellation_slot(stop_factory.slot(), [this](kube::error_code) { factory_done = true; }));
     ctrl.async_run(std::move(reconcile), asio::bind_cancellation_slot(stop_ctrl.slot(), [this](kube::error_code ec) {
                      ctrl_ec = ec;
                      ctrl_done = true;
@@ -108,7 +110,7 @@ struct running_controller {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("controller: reconciles creates and updates with the cached object, and deletes as gone",
           "[controller][integration]") {
@@ -117,26 +119,35 @@ TEST_CASE("controller: reconciles creates and updates with the cached object, an
   with_admin_client([&](kube::client c) -> asio::awaitable<void> {
     std::vector<std::string> seen;  // "name=value" or "name gone"
     running_controller rc(c, ns, 2, [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
-      if (req.name != "kube-root-ca.crt") seen.push_back(req.name + (req.gone() ? " gone" : "=" + value_of(*req.object)));
+      if (req.name != "kube-root-ca.crt")
+        seen.push_back(req.name + (req.gone() ? " gone" : "=" + value_of(*req.object)));
       co_return kc::reconcile_result::done();
     });
     auto saw = [&](const char* s) { return std::find(seen.begin(), seen.end(), s) != seen.end(); };
     kube::api<ConfigMap> cms(c, ns);
     const auto a1 = config_map("a", "1");
     auto created = co_await cms.async_create(a1);
-    { const bool ok_ = co_await eventually([&] { return saw("a=1"); }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return saw("a=1"); }, 15000ms);
+      CHECK(ok_);
+    }
     (*created.data)["v"] = "2";
     co_await cms.async_replace(created);
-    { const bool ok_ = co_await eventually([&] { return saw("a=2"); }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return saw("a=2"); }, 15000ms);
+      CHECK(ok_);
+    }
     co_await cms.async_delete("a");
-    { const bool ok_ = co_await eventually([&] { return saw("a gone"); }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return saw("a gone"); }, 15000ms);
+      CHECK(ok_);
+    }
     CHECK(rc.ctrl.stats().failed == 0);
     co_await rc.stop();
   });
 }
 
-TEST_CASE("controller: events on an owned Secret reconcile its controlling ConfigMap",
-          "[controller][integration]") {
+TEST_CASE("controller: events on an owned Secret reconcile its controlling ConfigMap", "[controller][integration]") {
   const auto ns = unique_name("ctrl-owns");
   create_namespace(ns);
   with_admin_client([&](kube::client c) -> asio::awaitable<void> {
@@ -149,7 +160,10 @@ TEST_CASE("controller: events on an owned Secret reconcile its controlling Confi
     kube::api<Secret> secrets(c, ns);
     const auto o = config_map("owner", "x");
     auto owner = co_await cms.async_create(o);
-    { const bool ok_ = co_await eventually([&] { return count["owner"] >= 1; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return count["owner"] >= 1; }, 15000ms);
+      CHECK(ok_);
+    }
     // Let the create's events settle, then count only what the Secret causes.
     co_await pause(300ms);
     const int before = count["owner"];
@@ -165,14 +179,23 @@ TEST_CASE("controller: events on an owned Secret reconcile its controlling Confi
     s.metadata.owner_references.emplace().push_back(ref);
     s.string_data = std::map<std::string, std::string>{{"k", "v"}};
     co_await secrets.async_create(s);
-    { const bool ok_ = co_await eventually([&] { return count["owner"] > before; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return count["owner"] > before; }, 15000ms);
+      CHECK(ok_);
+    }
     const int after_create = count["owner"];
     // An update of the Secret, and its deletion, reconcile the owner again.
     co_await secrets.async_patch("owned", kube::patch_type::merge, R"({"stringData":{"k":"w"}})");
-    { const bool ok_ = co_await eventually([&] { return count["owner"] > after_create; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return count["owner"] > after_create; }, 15000ms);
+      CHECK(ok_);
+    }
     const int after_update = count["owner"];
     co_await secrets.async_delete("owned");
-    { const bool ok_ = co_await eventually([&] { return count["owner"] > after_update; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return count["owner"] > after_update; }, 15000ms);
+      CHECK(ok_);
+    }
     CHECK_FALSE(count.contains("owned"));  // the Secret's own name is never a ConfigMap key
     co_await rc.stop();
   });
@@ -198,7 +221,10 @@ TEST_CASE("controller: errors retry with growing backoff, then succeed - requeue
     kube::api<ConfigMap> cms(c, ns);
     const auto f = config_map("flaky", "1");
     co_await cms.async_create(f);
-    { const bool ok_ = co_await eventually([&] { return flaky.size() >= 6; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return flaky.size() >= 6; }, 15000ms);
+      CHECK(ok_);
+    }
     REQUIRE(flaky.size() >= 6);
     // The default controller limiter: 5, 10, 20, 40, 80 ms between attempts
     // (at least; a little scheduling slack above).
@@ -215,7 +241,10 @@ TEST_CASE("controller: errors retry with growing backoff, then succeed - requeue
 
     const auto p = config_map("periodic", "1");
     co_await cms.async_create(p);
-    { const bool ok_ = co_await eventually([&] { return periodic.size() >= 4; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return periodic.size() >= 4; }, 15000ms);
+      CHECK(ok_);
+    }
     REQUIRE(periodic.size() >= 4);
     for (std::size_t i = 1; i < 4; ++i) {
       const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(periodic[i] - periodic[i - 1]);
@@ -227,8 +256,7 @@ TEST_CASE("controller: errors retry with growing backoff, then succeed - requeue
   });
 }
 
-TEST_CASE("controller: a key is never reconciled twice at once under a burst of updates",
-          "[controller][integration]") {
+TEST_CASE("controller: a key is never reconciled twice at once under a burst of updates", "[controller][integration]") {
   const auto ns = unique_name("ctrl-conc");
   create_namespace(ns);
   with_admin_client([&](kube::client c) -> asio::awaitable<void> {
@@ -254,12 +282,16 @@ TEST_CASE("controller: a key is never reconciled twice at once under a burst of 
       const std::string body = R"({"data":{"v":")" + std::to_string(i) + R"("}})";
       co_await cms.async_patch("hot", kube::patch_type::merge, body);
       if (i % 10 == 0) {
-        for (const char* n : {"other-1", "other-2", "other-3"}) co_await cms.async_patch(n, kube::patch_type::merge, body);
+        for (const char* n : {"other-1", "other-2", "other-3"})
+          co_await cms.async_patch(n, kube::patch_type::merge, body);
       }
     }
     const std::string hot = ns + "/hot";
     // The last update is reconciled (the cache holds v=40 when it runs).
-    { const bool ok_ = co_await eventually([&] { return running[hot] == 0 && count[hot] >= 2; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return running[hot] == 0 && count[hot] >= 2; }, 15000ms);
+      CHECK(ok_);
+    }
     co_await pause(300ms);
     INFO("hot reconciled " << count[hot] << " times; most at once overall " << most_total);
     CHECK(most[hot] == 1);
@@ -289,12 +321,18 @@ TEST_CASE("controller: shutdown waits for the in-flight reconcile to finish", "[
     kube::api<ConfigMap> cms(c, ns);
     const auto s = config_map("slow", "1");
     co_await cms.async_create(s);
-    { const bool ok_ = co_await eventually([&] { return started; }, 15000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return started; }, 15000ms);
+      CHECK(ok_);
+    }
     REQUIRE(started);
     rc.stop_ctrl.emit(asio::cancellation_type::terminal);
     co_await pause(100ms);
     CHECK_FALSE(rc.ctrl_done);  // still draining
-    { const bool ok_ = co_await eventually([&] { return rc.ctrl_done; }, 10000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return rc.ctrl_done; }, 10000ms);
+      CHECK(ok_);
+    }
     CHECK(finished);
     CHECK(finished_at <= rc.ctrl_done_at);  // async_run completed after the reconcile finished
     CHECK(rc.ctrl_ec == asio::error::operation_aborted);
@@ -305,6 +343,9 @@ TEST_CASE("controller: shutdown waits for the in-flight reconcile to finish", "[
     CHECK(std::find(names.begin(), names.end(), "after-stop") == names.end());
     CHECK(rc.ctrl.stats().in_flight == 0);
     rc.stop_factory.emit(asio::cancellation_type::terminal);
-    { const bool ok_ = co_await eventually([&] { return rc.factory_done; }, 20000ms); CHECK(ok_); }
+    {
+      const bool ok_ = co_await eventually([&] { return rc.factory_done; }, 20000ms);
+      CHECK(ok_);
+    }
   });
 }

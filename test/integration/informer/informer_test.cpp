@@ -92,7 +92,8 @@ bool converges(const ki::lister<kube::unstructured>& l, const std::string& ns, s
 // network were down) while the test changes things behind its back.
 class gated_lister_watcher final : public ki::lister_watcher<kube::unstructured> {
 public:
-  explicit gated_lister_watcher(std::shared_ptr<ki::lister_watcher<kube::unstructured>> inner) : inner_(std::move(inner)) {}
+  explicit gated_lister_watcher(std::shared_ptr<ki::lister_watcher<kube::unstructured>> inner)
+      : inner_(std::move(inner)) {}
 
   std::atomic<int> list_requests{0};
   std::atomic<int> watch_requests{0};
@@ -128,7 +129,8 @@ private:
 
   struct gated_stream final : ki::event_stream<kube::unstructured> {
     gated_stream(gated_lister_watcher* g, std::unique_ptr<ki::event_stream<kube::unstructured>> s)
-        : g_(g), s_(std::move(s)) {
+        : g_(g),
+          s_(std::move(s)) {
       std::lock_guard lk(g_->m_);
       g_->current_ = s_.get();
     }
@@ -177,7 +179,8 @@ asio::awaitable<void> retry(Op op) {
       co_await op();
       co_return;
     } catch (const kube::error& e) {
-      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found) co_return;  // a retry after a lost answer
+      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found)
+        co_return;  // a retry after a lost answer
     }
     asio::steady_timer t(co_await asio::this_coro::executor, 200ms);
     co_await t.async_wait(asio::use_awaitable);
@@ -185,7 +188,7 @@ asio::awaitable<void> retry(Op op) {
   throw std::runtime_error("churn op never succeeded");
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("informer converges after concurrent churn across apiserver restarts, sees missed deletes as tombstones, "
           "and relists once after a 410 from compaction",
@@ -218,7 +221,8 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   inf->add_handler({nullptr, nullptr, [&](const ki::deleted_object<kube::unstructured>& d) {
                       std::lock_guard lk(m);
                       const auto& o = ki::object_of(d);
-                      (std::holds_alternative<ki::deleted_final_state_unknown<kube::unstructured>>(d) ? tombstones : deletes)
+                      (std::holds_alternative<ki::deleted_final_state_unknown<kube::unstructured>>(d) ? tombstones
+                                                                                                      : deletes)
                           .insert(o ? o->name() : "?");
                     }});
   asio::cancellation_signal stop;
@@ -262,7 +266,8 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
           for (int i = 0; i < 500; ++i) {  // 500 updates
             const auto name = "c-" + std::to_string(i);
             const std::string body = R"({"data":{"v":")" + std::to_string(i + 1) + R"("}})";
-            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_patch(name, kube::patch_type::merge, body); });
+            co_await retry(
+                [&]() -> asio::awaitable<void> { co_await cms.async_patch(name, kube::patch_type::merge, body); });
             ++cpp_ops;
           }
           for (int i = 500; i < 800; ++i) {  // 300 deletes
@@ -348,7 +353,8 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   CHECK(tombstones == missed);  // every delete made behind its back arrives as a tombstone
   INFO("list requests after resume: " << gate->list_requests.load() - lists_at_resume);
   CHECK(gate->list_requests.load() - lists_at_resume == 1);  // one relist, not a storm
-  CHECK(std::any_of(hook_errors.begin(), hook_errors.end(), [](const auto& ec) { return kube::is_resource_expired(ec); }));
+  CHECK(std::any_of(hook_errors.begin(), hook_errors.end(),
+                    [](const auto& ec) { return kube::is_resource_expired(ec); }));
   for (const auto& name : lister.in_namespace(ns).list()) {
     CHECK_FALSE(name->object().at("metadata").as_object().contains("managedFields"));
   }

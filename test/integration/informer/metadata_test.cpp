@@ -87,7 +87,8 @@ struct running_factory {
   std::thread t;
   std::atomic<bool> done{false};
 
-  explicit running_factory(const std::string& ns) : factory(c, {ns, {}, true, {}}) {}
+  explicit running_factory(const std::string& ns)
+      : factory(c, {ns, {}, true, {}}) {}
   void start() {
     factory.async_run(asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code) { done = true; }));
     t = std::thread([this] { io.run(); });
@@ -106,7 +107,7 @@ struct running_factory {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("metadata_api - get list watch patch delete answer PartialObjectMetadata without data", "[metadata]") {
   const auto ns = unique_name("meta-api");
@@ -210,7 +211,8 @@ TEST_CASE("metadata informer over configmaps and secrets - kubectl creates updat
         std::lock_guard lk(m);
         log.push_back("add " + std::string(o->name()));
       },
-      [&](const std::shared_ptr<const partial_object_metadata>& a, const std::shared_ptr<const partial_object_metadata>& b) {
+      [&](const std::shared_ptr<const partial_object_metadata>& a,
+          const std::shared_ptr<const partial_object_metadata>& b) {
         std::lock_guard lk(m);
         if (a->resource_version() != b->resource_version()) log.push_back("update " + std::string(b->name()));
       },

@@ -40,7 +40,8 @@ struct running_recorder {
   bool done = false;
   kube::error_code result;
 
-  running_recorder(kube::client c, kube::event_recorder_params o) : rec(std::move(c), std::move(o)) {
+  running_recorder(kube::client c, kube::event_recorder_params o)
+      : rec(std::move(c), std::move(o)) {
     rec.async_run(asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) {
       result = ec;
       done = true;
@@ -69,7 +70,7 @@ kube::unstructured configmap(const std::string& name) {
   return u;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("repeated events become one Event whose count kubectl sees", "[events][integration]") {
   const auto ns = unique_name("events");

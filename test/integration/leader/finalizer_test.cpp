@@ -22,7 +22,7 @@ std::string finalizers_of(const std::string& ns, const std::string& name) {
   return capture(kubectl() + "get configmap -n " + ns + " " + name + " -o jsonpath={.metadata.finalizers}");
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("finalizer: add ours, cleanup on kubectl delete, remove only ours", "[finalizer][integration]") {
   const auto ns = unique_name("fin");
@@ -62,8 +62,8 @@ TEST_CASE("finalizer: add ours, cleanup on kubectl delete, remove only ours", "[
       throw std::runtime_error("backend unreachable");
       co_return;
     };
-    auto [fec, fres] = co_await kube::finalizers::async_handle(ex, cms, deleting, ours, failing,
-                                                                asio::as_tuple(asio::use_awaitable));
+    auto [fec, fres] =
+        co_await kube::finalizers::async_handle(ex, cms, deleting, ours, failing, asio::as_tuple(asio::use_awaitable));
     CHECK(fec == boost::system::errc::state_not_recoverable);
     CHECK(finalizers_of(ns, "guarded") == R"(["other.example.com/keep","example.com/cleanup"])");
 
@@ -78,7 +78,8 @@ TEST_CASE("finalizer: add ours, cleanup on kubectl delete, remove only ours", "[
     CHECK(cleanups == 1);
 
     // The other controller finishes: the object goes away.
-    REQUIRE(sh(kubectl() + "patch configmap -n " + ns + " guarded --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
+    REQUIRE(sh(kubectl() + "patch configmap -n " + ns +
+               " guarded --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
     auto [gec, gone] = co_await cms.async_get("guarded", asio::as_tuple(asio::use_awaitable));
     CHECK(gec == kube::api_errc::not_found);
   });
@@ -95,7 +96,8 @@ TEST_CASE("finalizer: a stale copy rereads on conflict and keeps a finalizer add
     cm.set_api_version("v1").set_kind("ConfigMap").set_name("raced");
     auto stale = co_await cms.async_create(cm);
     // Another controller adds its finalizer after we read the object.
-    REQUIRE(sh(kubectl() + "patch configmap -n " + ns + " raced --type=merge -p '{\"metadata\":{\"finalizers\":[\"" + theirs + "\"]}}'") == 0);
+    REQUIRE(sh(kubectl() + "patch configmap -n " + ns + " raced --type=merge -p '{\"metadata\":{\"finalizers\":[\"" +
+               theirs + "\"]}}'") == 0);
 
     // The merge patch from the stale copy would drop theirs; it is pinned to
     // the old resourceVersion, so the server refuses it and we reread.
@@ -114,8 +116,10 @@ TEST_CASE("finalizer: a stale copy rereads on conflict and keeps a finalizer add
 
     // Bad input is refused before any request.
     kube::unstructured unnamed;
-    auto [bec, bres] = co_await kube::finalizers::async_ensure(ex, cms, unnamed, ours, asio::as_tuple(asio::use_awaitable));
+    auto [bec, bres] =
+        co_await kube::finalizers::async_ensure(ex, cms, unnamed, ours, asio::as_tuple(asio::use_awaitable));
     CHECK(bec == kube::client_errc::invalid_config);
-    REQUIRE(sh(kubectl() + "patch configmap -n " + ns + " raced --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
+    REQUIRE(sh(kubectl() + "patch configmap -n " + ns +
+               " raced --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
   });
 }

@@ -93,7 +93,7 @@ asio::awaitable<void> cancel_and_wait(candidate& cand) {
   CHECK(cand.result == asio::error::operation_aborted);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("two electors: exactly one leads, cancelling it hands over fast, the release is visible",
           "[leader][integration]") {
@@ -136,7 +136,8 @@ TEST_CASE("two electors: exactly one leads, cancelling it hands over fast, the r
     const bool took_over = co_await eventually([&] { return follower.elector->is_leader(); }, 6s);
     const auto handover = steady::now() - t_cancel;
     REQUIRE(took_over);
-    INFO("handover after release took " << std::chrono::duration_cast<std::chrono::milliseconds>(handover).count() << " ms");
+    INFO("handover after release took " << std::chrono::duration_cast<std::chrono::milliseconds>(handover).count()
+                                        << " ms");
     CHECK(handover < 3s);
     CHECK(follower.started == 1);
     CHECK(a.max_leading == 1);

@@ -55,4 +55,4 @@ void run_test(F body) {
   if (failure) std::rethrow_exception(failure);
 }
 
-} // namespace kube_test
+}  // namespace kube_test

@@ -22,7 +22,6 @@ namespace kube_test {
 namespace asio = boost::asio;
 using kube::detail::transport_params;
 
-
 // Every line the SDK logs during a test, to check that no secret leaks.
 struct captured_log {
   std::mutex m;
@@ -85,14 +84,18 @@ inline kube::request get_version() { return kube::request{}.raw_path("/version")
 
 inline void create_namespace(const std::string& ns) {
   auto [ec, res] = run(admin_cert_settings(),
-                       kube::request{}.method(kube::http_method::post).resource("namespaces").body(
-                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})"));
+                       kube::request{}
+                           .method(kube::http_method::post)
+                           .resource("namespaces")
+                           .body(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})"));
   REQUIRE_FALSE(ec);
   REQUIRE(res.status == 201);
 }
 
 inline int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
-inline std::string kubectl() { return "kubectl --kubeconfig " + kube_test::cluster_env().at("KUBE_TEST_KUBECONFIG_ADMIN") + " "; }
+inline std::string kubectl() {
+  return "kubectl --kubeconfig " + kube_test::cluster_env().at("KUBE_TEST_KUBECONFIG_ADMIN") + " ";
+}
 inline std::string event_name(const kube::watch_event& ev) {
   const auto* md = ev.object.if_contains("metadata");
   return md && md->is_object() && md->as_object().contains("name") ? std::string(md->at("name").as_string()) : "";
@@ -129,4 +132,4 @@ inline std::string sh_out(const std::string& cmd) {
   return out;
 }
 
-} // namespace kube_test
+}  // namespace kube_test

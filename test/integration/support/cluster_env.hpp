@@ -47,4 +47,4 @@ inline std::string cluster_token(const std::string& which) {
   throw std::runtime_error("test support: no token for " + which);
 }
 
-} // namespace kube_test
+}  // namespace kube_test

@@ -24,7 +24,7 @@ asio::awaitable<void> crud(kube::client c, std::string ns, std::ostream& out) {
   // [crud]
   kube::api<ConfigMap> cms(c, ns);  // namespaced; kube::api<ConfigMap>(c) lists all namespaces
 
-  ConfigMap cm;                      // apiVersion/kind are filled in from resource_traits
+  ConfigMap cm;  // apiVersion/kind are filled in from resource_traits
   cm.metadata.name = "settings";
   cm.data.emplace()["mode"] = "fast";
   auto created = co_await cms.async_create(cm);
@@ -45,10 +45,11 @@ asio::awaitable<void> lists(kube::client c, std::string ns, std::ostream& out) {
   // [list]
   kube::list_params params;
   params.label_selector = "app=web";
-  params.limit = 100;                                   // page size
-  auto page = co_await cms.async_list(params);          // ConfigMapList: one page
-  if (page.metadata && page.metadata->continue_) { /* params.continue_token = *page.metadata->continue_; ... */ }
-  auto all = co_await cms.async_list_all(params);       // every page, decoded as they arrive
+  params.limit = 100;                              // page size
+  auto page = co_await cms.async_list(params);     // ConfigMapList: one page
+  if (page.metadata && page.metadata->continue_) { /* params.continue_token = *page.metadata->continue_; ... */
+  }
+  auto all = co_await cms.async_list_all(params);  // every page, decoded as they arrive
   out << all.items.size() << " configmaps at resourceVersion " << all.metadata->resource_version.value_or("?") << "\n";
   // [list end]
 }
@@ -62,15 +63,15 @@ asio::awaitable<void> watching(kube::client c, std::string ns, std::ostream& out
   co_await cms.async_create(later);
   // [watch]
   kube::watch_params wp;
-  wp.resource_version = rv;                 // from a list
+  wp.resource_version = rv;  // from a list
   wp.timeout_seconds = 300;
-  auto w = co_await cms.async_watch(wp);    // typed_watch_stream<ConfigMap>
+  auto w = co_await cms.async_watch(wp);  // typed_watch_stream<ConfigMap>
   for (;;) {
     auto [ec, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
-    if (ec == asio::error::eof) break;                    // server ended the watch: re-watch from rv
-    if (kube::is_resource_expired(ec)) break;             // ERROR 410: relist
-    if (ec) break;                                        // decode_error, connection...
-    rv = ev.resource_version;                             // set for every event, bookmarks too
+    if (ec == asio::error::eof) break;         // server ended the watch: re-watch from rv
+    if (kube::is_resource_expired(ec)) break;  // ERROR 410: relist
+    if (ec) break;                             // decode_error, connection...
+    rv = ev.resource_version;                  // set for every event, bookmarks too
     if (ev.type == kube::watch_event_type::bookmark) continue;
     out << kube::to_string(ev.type) << " " << ev.object.name() << "\n";
     break;  // (the test stops at the first event)
@@ -83,15 +84,14 @@ asio::awaitable<void> patching(kube::client c, std::string ns, std::ostream& out
   kube::api<ConfigMap> cms(c, ns);
   // [patch]
   co_await cms.async_patch("settings", kube::patch_type::merge, R"({"data":{"extra":"1"}})");
-  co_await cms.async_patch("settings", kube::patch_type::json,
-                           R"([{"op":"remove","path":"/data/extra"}])");
+  co_await cms.async_patch("settings", kube::patch_type::json, R"([{"op":"remove","path":"/data/extra"}])");
 
-  ConfigMap intent;                  // server-side apply: only the fields this manager owns
+  ConfigMap intent;  // server-side apply: only the fields this manager owns
   intent.metadata.name = "settings";
   intent.data.emplace()["owner"] = "me";
   kube::patch_params apply;
   apply.field_manager = "my-controller";
-  apply.force = false;               // true: take over fields other managers own
+  apply.force = false;  // true: take over fields other managers own
   auto applied = co_await cms.async_apply(intent, apply);
   // [patch end]
   out << "applied " << applied.data->size() << " keys\n";
@@ -101,15 +101,15 @@ asio::awaitable<void> conflicts(kube::client c, std::string ns, std::ostream& ou
   kube::api<ConfigMap> cms(c, ns);
   // [retry]
   co_await kube::retry_on_conflict([&]() -> asio::awaitable<void> {
-    auto cm = co_await cms.async_get("settings");    // read again on every attempt
+    auto cm = co_await cms.async_get("settings");  // read again on every attempt
     (*cm.data)["count"] = "1";
-    co_await cms.async_replace(cm);                 // api_errc::conflict -> retried (5 attempts, ~10 ms)
+    co_await cms.async_replace(cm);  // api_errc::conflict -> retried (5 attempts, ~10 ms)
   });
   // [retry end]
   // [delete]
   auto cm = co_await cms.async_get("settings");
   kube::delete_params del;
-  del.precondition_uid = std::string(cm.uid());    // only this incarnation of "settings"
+  del.precondition_uid = std::string(cm.uid());  // only this incarnation of "settings"
   del.propagation_policy = "Background";
   auto result = co_await cms.async_delete("settings", del);
   if (result.object) out << "deleted, last state rv " << result.object->resource_version() << "\n";
@@ -126,18 +126,18 @@ asio::awaitable<void> pod_logs(kube::client c, std::string ns, std::ostream& out
   lp.tail_lines = 100;
   auto [ec, logs] = co_await pods.async_logs("web-0", lp, asio::as_tuple(asio::use_awaitable));
   if (ec) {
-    out << "no logs: " << ec.message() << "\n";     // e.g. bad_request: the pod has no node yet
+    out << "no logs: " << ec.message() << "\n";  // e.g. bad_request: the pod has no node yet
     co_return;
   }
   for (;;) {
     auto [rec, line] = co_await logs.async_read_line(asio::as_tuple(asio::use_awaitable));
-    if (rec) break;                                 // eof when the container's log ends
+    if (rec) break;  // eof when the container's log ends
     out << line << "\n";
   }
   // [logs end]
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("docs/guides/typed.md snippets run", "[typed][docs]") {
   using namespace kube_test;

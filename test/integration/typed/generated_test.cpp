@@ -39,7 +39,7 @@ v1::PodSpec one_container() {
   return spec;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("generated Namespace: cluster-scoped create, get, delete", "[typed][generated]") {
   with_admin_client([](kube::client c) -> asio::awaitable<void> {
@@ -150,7 +150,8 @@ TEST_CASE("generated Pod and Deployment: scale helpers, status, eviction", "[typ
   });
 }
 
-TEST_CASE("generated ConfigMap: apply by two managers, conflict without force, wrong-UID delete", "[typed][generated]") {
+TEST_CASE("generated ConfigMap: apply by two managers, conflict without force, wrong-UID delete",
+          "[typed][generated]") {
   const auto ns = unique_name("gen-apply");
   create_namespace(ns);
   with_admin_client([ns](kube::client c) -> asio::awaitable<void> {

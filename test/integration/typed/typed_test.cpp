@@ -42,7 +42,7 @@ Pod pending_pod(const std::string& name) {
   return p;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("typed create, get, replace - a stale resourceVersion is a conflict - missing is not_found", "[typed]") {
   const auto ns = unique_name("typed-crud");
@@ -95,7 +95,8 @@ TEST_CASE("typed create, get, replace - a stale resourceVersion is a conflict - 
   });
 }
 
-TEST_CASE("typed list: single pages with limit/continue, list_all across pages, selectors, resourceVersion", "[typed][list]") {
+TEST_CASE("typed list: single pages with limit/continue, list_all across pages, selectors, resourceVersion",
+          "[typed][list]") {
   const auto ns = unique_name("typed-list");
   create_namespace(ns);
   with_admin_client([ns](kube::client c) -> asio::awaitable<void> {
@@ -191,7 +192,7 @@ TEST_CASE("typed watch: ADDED, MODIFIED, DELETED with T and the resourceVersion 
       last_rv = ev.resource_version;
     }
     CHECK(seen == std::vector<kube::watch_event_type>{kube::watch_event_type::added, kube::watch_event_type::modified,
-                                                       kube::watch_event_type::deleted});
+                                                      kube::watch_event_type::deleted});
     w.close();
 
     // (ERROR events, e.g. 410 Expired after a compaction, are translated
@@ -206,7 +207,8 @@ TEST_CASE("typed patch: JSON patch, merge patch, strategic merge patch", "[typed
     kube::api<ConfigMap> cms(c, ns);
     const auto cm1 = configmap("p", "0");
     co_await cms.async_create(cm1);
-    auto j = co_await cms.async_patch("p", kube::patch_type::json, R"([{"op":"replace","path":"/data/k","value":"json"}])");
+    auto j =
+        co_await cms.async_patch("p", kube::patch_type::json, R"([{"op":"replace","path":"/data/k","value":"json"}])");
     CHECK(j.data->at("k") == "json");
     auto m = co_await cms.async_patch("p", kube::patch_type::merge, R"({"data":{"k":"merge","m":"x"}})");
     CHECK(m.data->at("k") == "merge");
@@ -374,7 +376,8 @@ TEST_CASE("status and scale subresources of a Deployment - replace_status ignore
 
     // replace_status writes status only.
     auto st = after;
-    st.status = kube::raw_json::parse(R"({"observedGeneration":1,"replicas":0,"conditions":[{"type":"Progressing","status":"True","reason":"Test"}]})");
+    st.status = kube::raw_json::parse(
+        R"({"observedGeneration":1,"replicas":0,"conditions":[{"type":"Progressing","status":"True","reason":"Test"}]})");
     auto spec = st.spec->value();
     spec.as_object()["replicas"] = 7;
     st.spec = kube::raw_json(spec);
@@ -474,7 +477,7 @@ struct NumericConfigMapList {
 };
 void decode(const json::value& in, NumericConfigMap& out, const kube::json_path& at);
 void decode(const json::value& in, NumericConfigMapList& out, const kube::json_path& at);
-} // namespace
+}  // namespace
 template <>
 struct kube::resource_traits<NumericConfigMap> {
   static constexpr std::string_view group = "";
@@ -512,9 +515,10 @@ void decode(const json::value& in, NumericConfigMapList& out, const kube::json_p
     decode(items[i], out.items.emplace_back(), here);
   }
 }
-} // namespace
+}  // namespace
 
-TEST_CASE("a real response that does not fit the type is a decode_error naming the object and the field", "[typed][decode]") {
+TEST_CASE("a real response that does not fit the type is a decode_error naming the object and the field",
+          "[typed][decode]") {
   const auto ns = unique_name("typed-misfit");
   create_namespace(ns);
   with_admin_client([ns](kube::client c) -> asio::awaitable<void> {

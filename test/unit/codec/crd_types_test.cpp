@@ -21,8 +21,10 @@ TEST_CASE("CRD types: one namespace per served version, traits from the CRD", "[
   // field types follow the schema: required -> plain, int32, int-or-string, maps, nested structs
   STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::size), std::int32_t>);
   STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::port), std::optional<kube::int_or_string>>);
-  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::ports), std::optional<std::vector<codegen::v1::WidgetSpecPortsItem>>>);
-  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::limits), std::optional<kube::string_map<std::string>>>);
+  STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::ports),
+                                std::optional<std::vector<codegen::v1::WidgetSpecPortsItem>>>);
+  STATIC_REQUIRE(
+      std::is_same_v<decltype(codegen::v1::WidgetSpec::limits), std::optional<kube::string_map<std::string>>>);
   STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1::WidgetSpec::template_), std::optional<kube::raw_json>>);
   STATIC_REQUIRE(std::is_same_v<decltype(codegen::v1beta1::WidgetSpec::size), std::optional<std::int64_t>>);
   STATIC_REQUIRE(std::is_same_v<decltype(Widget::metadata), k8s::meta::v1::ObjectMeta>);

@@ -37,12 +37,13 @@ void check_same(std::string_view text) {
   CHECK(a == b);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("json_reader agrees with the DOM decoder on escapes, unicode and odd spacing", "[codegen][json_reader]") {
   check_same(R"({"metadata":{"name":"caf\u00e9","labels":{"k\"ey":"v\\n","\u00fc":"ü"}}})");
   check_same(R"({"metadata":{"name":"tab\there","annotations":{"a\/b":"\ud83d\ude00"}}})");
-  check_same(" \n\t{ \"kind\" : \"Pod\" , \"metadata\" : { \"name\" : \"p\" } , \"spec\" : { \"priority\" : -7 } } \r\n");
+  check_same(
+      " \n\t{ \"kind\" : \"Pod\" , \"metadata\" : { \"name\" : \"p\" } , \"spec\" : { \"priority\" : -7 } } \r\n");
   check_same(R"({"spec":{"priority":0,"terminationGracePeriodSeconds":9007199254740993}})");
   check_same(R"({"spec":{"containers":[],"volumes":null,"nodeSelector":{}}})");
   check_same(R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1.5","memory":"1e3"}}}]}})");
@@ -57,8 +58,8 @@ TEST_CASE("json_reader agrees with the DOM decoder on escapes, unicode and odd s
 TEST_CASE("json_reader keeps raw JSON (managedFields) as the DOM path writes it", "[codegen][json_reader]") {
   for (const char* fields : {
            R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"k:{\"port\":80}":{}}})",
-           R"({ "f:a" : { } })",                  // spaces: not compact, goes through the DOM
-           R"({"n":1.50,"m":[1,2e2,-0]})",        // numbers are normalised by boost::json
+           R"({ "f:a" : { } })",                     // spaces: not compact, goes through the DOM
+           R"({"n":1.50,"m":[1,2e2,-0]})",           // numbers are normalised by boost::json
            R"({"esc":"\u003c\/b\u003e","t":true})",  // escapes boost::json writes differently
            R"({"deep":[[[[[[[[[[[[[[[[[[[[{}]]]]]]]]]]]]]]]]]]]]})",
        }) {
@@ -119,9 +120,24 @@ TEST_CASE("json_reader rejects malformed raw JSON that looks compact", "[codegen
   // when it is compact; a compact-looking text that is not JSON must still
   // be refused, by both decoders.
   for (const std::string fields : {
-           R"({"a":tru})", R"({"a":nulls})", R"({"a":{})", R"({"a"})", R"({"a":{},})", R"(["a",])",
-           R"({:{}})", R"({"a":{}}})", R"({"a":"x\q"})", R"({"a":"unterminated)", "{\"a\":\"\x01\"}",
-           R"({"a"::{}})", R"({"a":{}"b":{}})", R"([,])", R"({"a":[}})", R"({"a":{]})", R"(x)", "",
+           R"({"a":tru})",
+           R"({"a":nulls})",
+           R"({"a":{})",
+           R"({"a"})",
+           R"({"a":{},})",
+           R"(["a",])",
+           R"({:{}})",
+           R"({"a":{}}})",
+           R"({"a":"x\q"})",
+           R"({"a":"unterminated)",
+           "{\"a\":\"\x01\"}",
+           R"({"a"::{}})",
+           R"({"a":{}"b":{}})",
+           R"([,])",
+           R"({"a":[}})",
+           R"({"a":{]})",
+           R"(x)",
+           "",
        }) {
     const std::string text = R"({"metadata":{"managedFields":[{"fieldsV1":)" + fields + "}]}}";
     INFO(text);
@@ -142,8 +158,7 @@ TEST_CASE("json_reader finds quotes, escapes and non-ASCII bytes at every offset
       const std::string fields = R"({"f:)" + s + R"(":{}})";
       const auto p = read_pod(R"({"metadata":{"managedFields":[{"fieldsV1":)" + fields + "}]}}");
       REQUIRE(p.metadata.managed_fields);
-      CHECK(p.metadata.managed_fields->at(0).fields_v1->text() ==
-            boost::json::serialize(boost::json::parse(fields)));
+      CHECK(p.metadata.managed_fields->at(0).fields_v1->text() == boost::json::serialize(boost::json::parse(fields)));
       // an unknown member's string is skipped by the same scanner
       check_same(R"({"zz":")" + s + R"(","metadata":{"name":"n"}})");
     }

@@ -11,7 +11,10 @@
 inline kube::raw_json read_raw(std::string_view text) {
   kube::raw_json out;
   kube::codec::read_text(
-      text, [](kube::codec::json_reader& in, void* o, const kube::json_path& at) { in.read(*static_cast<kube::raw_json*>(o), at); },
+      text,
+      [](kube::codec::json_reader& in, void* o, const kube::json_path& at) {
+        in.read(*static_cast<kube::raw_json*>(o), at);
+      },
       &out);
   return out;
 }

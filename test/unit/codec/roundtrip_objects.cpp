@@ -24,7 +24,7 @@ const roundtrip_entry* find_entry(std::string_view api_version, std::string_view
   }
   return nullptr;
 }
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   std::map<std::string, int> per_kind;

@@ -21,7 +21,7 @@ boost::json::object load_samples() {
   ss << in.rdbuf();
   return boost::json::parse(ss.str()).as_object();
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("every generated type round-trips a sample with every field set", "[codegen]") {
   const auto samples = load_samples();
@@ -76,14 +76,16 @@ TEST_CASE("a field of the wrong JSON type is an error naming its path", "[codege
     CHECK(e.path() == ".metadata.labels.app");
   }
   try {
-    (void)kube::from_json<k8s::core::v1::Pod>(R"({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}})");
+    (void)kube::from_json<k8s::core::v1::Pod>(
+        R"({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}})");
     FAIL("no error");
   } catch (const kube::decode_error& e) {
     CHECK(std::string(e.what()) == ".spec.containers[0].resources.limits.cpu: \"lots\" is not a quantity");
   }
   CHECK_THROWS_AS(kube::from_json<k8s::core::v1::Pod>("{not json"), kube::decode_error);
   CHECK_THROWS_AS(kube::from_json<k8s::core::v1::Pod>("[]"), kube::decode_error);
-  CHECK_THROWS_WITH(kube::from_json<k8s::core::v1::Pod>(R"({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 4294967296}]}]}})"),
+  CHECK_THROWS_WITH(kube::from_json<k8s::core::v1::Pod>(
+                        R"({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 4294967296}]}]}})"),
                     Catch::Contains("out of range"));
 }
 

@@ -50,7 +50,7 @@ kube::string_map<T> read_dom(std::string_view text) {
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("string_map: every operation leaves the entries std::map would have", "[codegen]") {
   std::mt19937 rng(20261201);

@@ -68,7 +68,8 @@ TEST_CASE("bytes travel as base64 - bad base64 is an error with the path", "[cod
   const kube::json_path field{&root, "data"};
   kube::codec::decode(boost::json::value("aGVsbG8="), b, field);
   CHECK(b.str() == "hello");
-  CHECK_THROWS_WITH(kube::codec::decode(boost::json::value("a$=="), b, field), Catch::Contains(".data: not valid base64"));
+  CHECK_THROWS_WITH(kube::codec::decode(boost::json::value("a$=="), b, field),
+                    Catch::Contains(".data: not valid base64"));
 }
 
 TEST_CASE("containers decode null as absent/empty and report element paths", "[codegen]") {
@@ -106,7 +107,8 @@ TEST_CASE("raw_json values with equal text share one buffer, freed with the last
   CHECK(a.text() == fields);
   CHECK(a.text().data() == b.text().data());  // one buffer
   // Pretty-printed text is made compact first: the same buffer again.
-  const auto c = read_raw("{ \"f:metadata\": {\"f:labels\": {\".\": {}, \"f:app\": {}}}, \"f:spec\": {\"f:containers\": {}}}");
+  const auto c =
+      read_raw("{ \"f:metadata\": {\"f:labels\": {\".\": {}, \"f:app\": {}}}, \"f:spec\": {\"f:containers\": {}}}");
   CHECK(c.text().data() == a.text().data());
   // Built from a DOM value: shared too.
   const kube::raw_json d(boost::json::parse(fields));
@@ -159,4 +161,3 @@ TEST_CASE("unknown_fields: copies, moves and assignments each keep their own mem
   CHECK_FALSE(d.erase("x"));
   CHECK(d.empty());
 }
-

@@ -37,7 +37,8 @@ TEST_CASE("raw_json texts are shared and freed safely by threads decoding and dr
   CHECK(bad == std::array<int, 4>{});
 }
 
-TEST_CASE("unknown_fields shared by threads: each copy written alone leaves the others as they were", "[codegen][threads]") {
+TEST_CASE("unknown_fields shared by threads: each copy written alone leaves the others as they were",
+          "[codegen][threads]") {
   kube::unknown_fields shared;
   shared.set("x", 1);
   std::vector<std::thread> threads;

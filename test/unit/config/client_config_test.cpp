@@ -51,7 +51,8 @@ clusters:
   cluster: {server: "https://prod.example:6443", insecure-skip-tls-verify: true, proxy-url: "http://proxy:3128"}
 users:
 - name: dev
-  user: {token: )") + secret_token + R"(}
+  user: {token: )") + secret_token +
+                                 R"(}
 - name: prod
   user:
     tokenFile: token
@@ -65,7 +66,7 @@ contexts:
 current-context: dev
 )";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the current context selects cluster, user and namespace", "[client_config]") {
   kube_test::temp_dir t;
@@ -169,10 +170,12 @@ TEST_CASE("invalid user settings are refused without echoing credentials", "[cli
   const auto f = t.write("config", std::string(R"(
 clusters: [{name: c, cluster: {server: "https://c"}}]
 users:
-- {name: both, user: {token: )") + secret_token + ", username: admin, password: " + secret_password + R"(}}
+- {name: both, user: {token: )") + secret_token +
+                                       ", username: admin, password: " + secret_password + R"(}}
 - {name: nokey, user: {client-certificate-data: Q0VSVA==}}
 - {name: exec-v1, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: plugin}}}
-- {name: provider, user: {auth-provider: {name: oidc, config: {id-token: )" + secret_token + R"(}}}}
+- {name: provider, user: {auth-provider: {name: oidc, config: {id-token: )" +
+                                       secret_token + R"(}}}}
 - {name: groups-only, user: {as-groups: [a]}}
 contexts: [{name: c, context: {cluster: c, user: both}}]
 current-context: c
@@ -188,8 +191,8 @@ current-context: c
   CHECK(resolve_error(kc, ov, kube::client_errc::invalid_config)
             .find("users[name=exec-v1].user.exec.interactiveMode: must be set") != std::string::npos);
   ov.user = "provider";
-  CHECK(resolve_error(kc, ov, kube::client_errc::invalid_config)
-            .find("auth provider \"oidc\" is not supported") != std::string::npos);
+  CHECK(resolve_error(kc, ov, kube::client_errc::invalid_config).find("auth provider \"oidc\" is not supported") !=
+        std::string::npos);
   ov.user = "groups-only";
   CHECK(resolve_error(kc, ov, kube::client_errc::invalid_config).find("require as") != std::string::npos);
 }
@@ -227,7 +230,8 @@ users:
 - {name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/p, interactiveMode: Never, provideClusterInfo: true}}}
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
-)", "inline");
+)",
+                                    "inline");
   const auto cfg = client_config::from_kubeconfig(kc);
   REQUIRE(cfg.exec.has_value());
   CHECK(cfg.exec->command == "/bin/p");

@@ -91,7 +91,8 @@ run_result run_kubectl(const fs::path& dir, const std::map<std::string, std::str
 // Our side runs in the same directory with the same HOME and KUBECONFIG.
 class case_env {
 public:
-  case_env(const fs::path& dir, const std::map<std::string, std::string>& conf) : old_cwd_(fs::current_path()) {
+  case_env(const fs::path& dir, const std::map<std::string, std::string>& conf)
+      : old_cwd_(fs::current_path()) {
     fs::current_path(dir);
     ::setenv("HOME", (dir / (conf.contains("home") ? conf.at("home") : std::string("no-home"))).c_str(), 1);
     if (conf.contains("kubeconfig")) {
@@ -126,8 +127,10 @@ void compare(const json::value& ours, const json::value& theirs, const std::stri
     const auto& b = theirs.as_object();
     for (const auto& kv : a) {
       const std::string p = path + "." + std::string(kv.key());
-      if (!b.contains(kv.key())) diffs.push_back(p + ": only in ours: " + json::serialize(kv.value()));
-      else compare(kv.value(), b.at(kv.key()), p, diffs);
+      if (!b.contains(kv.key()))
+        diffs.push_back(p + ": only in ours: " + json::serialize(kv.value()));
+      else
+        compare(kv.value(), b.at(kv.key()), p, diffs);
     }
     for (const auto& kv : b) {
       if (!a.contains(kv.key())) {
@@ -146,7 +149,8 @@ void compare(const json::value& ours, const json::value& theirs, const std::stri
     for (std::size_t i = 0; i < a.size(); ++i) compare(a[i], b[i], path + "[" + std::to_string(i) + "]", diffs);
     return;
   }
-  if (ours != theirs) diffs.push_back(path + ": ours " + json::serialize(ours) + ", kubectl " + json::serialize(theirs));
+  if (ours != theirs)
+    diffs.push_back(path + ": ours " + json::serialize(ours) + ", kubectl " + json::serialize(theirs));
 }
 
 kube::kubeconfig load_ours(const std::map<std::string, std::string>& conf, bool resolve) {
@@ -199,11 +203,9 @@ std::string quoted_file_in(const std::string& kubectl_err) {
   return kubectl_err.substr(start, kubectl_err.find('"', start) - start);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("the corpus has at least 20 cases", "[kubeconfig][conformance]") {
-  CHECK(cases().size() >= 20);
-}
+TEST_CASE("the corpus has at least 20 cases", "[kubeconfig][conformance]") { CHECK(cases().size() >= 20); }
 
 TEST_CASE("merged kubeconfig equals kubectl config view for every corpus case", "[kubeconfig][conformance]") {
   for (const auto& dir : cases()) {

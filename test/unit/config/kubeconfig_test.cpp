@@ -35,7 +35,7 @@ kubeconfig_load_params files(std::vector<std::string> list) {
   return p;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("malformed YAML is reported with the file, line and column", "[kubeconfig]") {
   kube_test::temp_dir t;
@@ -71,7 +71,8 @@ TEST_CASE("a token given as a number is an error that does not echo it", "[kubec
 
 TEST_CASE("a name defined twice in one file is an error", "[kubeconfig]") {
   kube_test::temp_dir t;
-  const auto f = t.write("config", "clusters:\n- name: x\n  cluster: {server: s1}\n- name: x\n  cluster: {server: s2}\n");
+  const auto f =
+      t.write("config", "clusters:\n- name: x\n  cluster: {server: s1}\n- name: x\n  cluster: {server: s2}\n");
   const std::string msg = load_error(files({f}), kube::client_errc::invalid_config);
   CHECK(msg.find(f + ": clusters[name=x]: duplicate name \"x\"") != std::string::npos);
 }
@@ -87,9 +88,9 @@ TEST_CASE("an unsupported apiVersion or kind is an error", "[kubeconfig]") {
 TEST_CASE("the first file to define a name wins the whole entry", "[kubeconfig]") {
   kube_test::temp_dir t;
   const auto a = t.write("a", "clusters:\n- name: c\n  cluster: {server: https://a}\n");
-  const auto b = t.write("b",
-                         "current-context: from-b\nclusters:\n- name: c\n  cluster: {server: https://b, "
-                         "insecure-skip-tls-verify: true, proxy-url: http://p}\n- name: d\n  cluster: {server: https://d}\n");
+  const auto b =
+      t.write("b", "current-context: from-b\nclusters:\n- name: c\n  cluster: {server: https://b, "
+                   "insecure-skip-tls-verify: true, proxy-url: http://p}\n- name: d\n  cluster: {server: https://d}\n");
   const auto kc = kubeconfig::load(files({a, b}));
   REQUIRE(kc.clusters.size() == 2);
   CHECK(kc.clusters.at("c").server == "https://a");
@@ -134,11 +135,12 @@ TEST_CASE("an explicit path must exist and is the only file read", "[kubeconfig]
 
 TEST_CASE("relative paths resolve against the defining file's directory", "[kubeconfig]") {
   kube_test::temp_dir t;
-  const auto f = t.write("conf/sub/config",
-                         "clusters:\n- name: c\n  cluster: {server: https://c, certificate-authority: ../ca.crt}\n"
-                         "users:\n- name: u\n  user:\n    client-certificate: certs/u.crt\n    client-key: /abs/u.key\n"
-                         "    tokenFile: ./tok\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: bin/plugin}\n"
-                         "- name: path-plugin\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}\n");
+  const auto f =
+      t.write("conf/sub/config",
+              "clusters:\n- name: c\n  cluster: {server: https://c, certificate-authority: ../ca.crt}\n"
+              "users:\n- name: u\n  user:\n    client-certificate: certs/u.crt\n    client-key: /abs/u.key\n"
+              "    tokenFile: ./tok\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: bin/plugin}\n"
+              "- name: path-plugin\n  user:\n    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}\n");
   const auto base = t.path().string();
   const auto kc = kubeconfig::load(files({f}));
   CHECK(kc.clusters.at("c").certificate_authority == base + "/conf/ca.crt");
@@ -155,10 +157,10 @@ TEST_CASE("relative paths resolve against the defining file's directory", "[kube
 }
 
 TEST_CASE("data fields are decoded and written back as base64", "[kubeconfig]") {
-  const auto kc = kubeconfig::parse(
-      "clusters:\n- name: c\n  cluster:\n    server: https://c\n    certificate-authority-data: |\n      aGVs\n      bG8=\n"
-      "users:\n- name: u\n  user: {client-key-data: a2V5, token: tok}\n",
-      "inline");
+  const auto kc = kubeconfig::parse("clusters:\n- name: c\n  cluster:\n    server: https://c\n    "
+                                    "certificate-authority-data: |\n      aGVs\n      bG8=\n"
+                                    "users:\n- name: u\n  user: {client-key-data: a2V5, token: tok}\n",
+                                    "inline");
   CHECK(kc.clusters.at("c").certificate_authority_data == "hello");
   CHECK(kc.users.at("u").client_key_data.reveal() == "key");
   const auto j = kc.to_json();

@@ -40,4 +40,4 @@ private:
   std::filesystem::path path_;
 };
 
-} // namespace kube_test
+}  // namespace kube_test

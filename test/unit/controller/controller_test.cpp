@@ -44,8 +44,9 @@ std::shared_ptr<const T> make(const std::string& ns, const std::string& name, co
   return std::make_shared<const T>(std::move(o));
 }
 
-std::shared_ptr<const Secret> owned_secret(const std::string& name, const std::string& rv, const std::string& owner_kind,
-                                           const std::string& owner_name, bool controller) {
+std::shared_ptr<const Secret> owned_secret(const std::string& name, const std::string& rv,
+                                           const std::string& owner_kind, const std::string& owner_name,
+                                           bool controller) {
   auto s = std::make_shared<Secret>(*make<Secret>("ns", name, rv));
   k8s::meta::v1::OwnerReference ref;
   ref.api_version = "v1";
@@ -140,10 +141,9 @@ struct rig {
   }
 };
 
-} // namespace
+}  // namespace
 
-TEST_CASE("controller: no reconcile until every informer has synced - then the initial list",
-          "[controller]") {
+TEST_CASE("controller: no reconcile until every informer has synced - then the initial list", "[controller]") {
   rig t;
   t.start();
   t.cms.sync({make<ConfigMap>("ns", "a", "1"), make<ConfigMap>("ns", "b", "2")});

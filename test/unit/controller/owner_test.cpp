@@ -29,8 +29,7 @@ TEST_CASE("keys: namespace/name and name - malformed keys are refused", "[contro
   CHECK(std::string(kc::to_string(kc::reconcile_result::action::requeue_after)) == "requeue_after");
 }
 
-TEST_CASE("owner references: group of apiVersion, controller flag, kind and group must match",
-          "[controller][owner]") {
+TEST_CASE("owner references: group of apiVersion, controller flag, kind and group must match", "[controller][owner]") {
   CHECK(kc::group_of("apps/v1") == "apps");
   CHECK(kc::group_of("v1").empty());
   CHECK(kc::group_of("samplecontroller.k8s.io/v1alpha1") == "samplecontroller.k8s.io");

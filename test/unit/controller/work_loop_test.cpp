@@ -32,7 +32,8 @@ void settle(asio::io_context& io) {
 // A door a reconcile can wait at until the test opens it (a timer that
 // never expires by itself; cancel() opens it).
 struct gate {
-  explicit gate(asio::io_context& io) : t(io, asio::steady_timer::time_point::max()) {}
+  explicit gate(asio::io_context& io)
+      : t(io, asio::steady_timer::time_point::max()) {}
   asio::awaitable<void> wait() {
     ++waiting;
     auto [ec] = co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -63,7 +64,8 @@ struct rig {
     loop = std::make_unique<kc::work_loop>(io.get_executor(), std::move(o));
   }
   void start(kc::work_loop::reconcile_fn fn, kc::work_loop::ready_fn ready = {}) {
-    loop->async_run(std::move(fn), std::move(ready), asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) {
+    loop->async_run(std::move(fn), std::move(ready),
+                    asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) {
                       run_ec = ec;
                       done = true;
                     }));
@@ -84,7 +86,7 @@ struct rig {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("work_loop: done forgets the key - errors retry after 5 ms, 10 ms, 20 ms", "[controller][work_loop]") {
   rig t;
@@ -288,7 +290,7 @@ TEST_CASE("work_loop: shutdown waits for in-flight reconciles and starts no new 
   CHECK(t.done);
   CHECK(t.run_ec == asio::error::operation_aborted);
   CHECK(t.calls.size() == 2);  // c never started
-  t.advance(1h);                // the retries were dropped with the queue
+  t.advance(1h);               // the retries were dropped with the queue
   CHECK(t.calls.size() == 2);
 }
 
@@ -296,18 +298,20 @@ TEST_CASE("work_loop: cancelled while waiting for ready - bad arguments", "[cont
   {
     rig t;
     gate ready(t.io);
-    t.start([&](const std::string&) -> asio::awaitable<kc::reconcile_result> { co_return kc::reconcile_result::done(); },
-            [&]() -> asio::awaitable<void> {
-              auto [ec] = co_await ready.t.async_wait(asio::as_tuple(asio::use_awaitable));
-              if (ec) throw boost::system::system_error(ec);
-            });
+    t.start(
+        [&](const std::string&) -> asio::awaitable<kc::reconcile_result> { co_return kc::reconcile_result::done(); },
+        [&]() -> asio::awaitable<void> {
+          auto [ec] = co_await ready.t.async_wait(asio::as_tuple(asio::use_awaitable));
+          if (ec) throw boost::system::system_error(ec);
+        });
     t.shutdown();
     CHECK(t.done);
     CHECK(t.run_ec == asio::error::operation_aborted);
     // One-shot: a second run is refused.
     kube::error_code again;
-    t.loop->async_run([](const std::string&) -> asio::awaitable<kc::reconcile_result> { co_return kc::reconcile_result::done(); },
-                      {}, [&](kube::error_code ec) { again = ec; });
+    t.loop->async_run(
+        [](const std::string&) -> asio::awaitable<kc::reconcile_result> { co_return kc::reconcile_result::done(); }, {},
+        [&](kube::error_code ec) { again = ec; });
     settle(t.io);
     CHECK(again == kube::client_errc::already_running);
   }

@@ -38,10 +38,10 @@ TEST_CASE("work_loop threads: producers on other threads, every last change reco
   o.workers = 4;
   kc::work_loop loop(io.get_executor(), o);
 
-  std::array<std::atomic<int>, keys> latest{};   // bumped by producers before each enqueue
-  std::array<int, keys> seen{};                   // strand only
-  std::array<int, keys> running{};                // strand only
-  int overlaps = 0;                               // strand only
+  std::array<std::atomic<int>, keys> latest{};  // bumped by producers before each enqueue
+  std::array<int, keys> seen{};                 // strand only
+  std::array<int, keys> running{};              // strand only
+  int overlaps = 0;                             // strand only
   std::atomic<bool> producers_done{false};
   std::promise<void> all_seen;
   bool signalled = false;  // strand only
@@ -67,7 +67,8 @@ TEST_CASE("work_loop threads: producers on other threads, every last change reco
   asio::cancellation_signal stop;
   std::promise<kube::error_code> stopped;
   asio::post(loop.get_executor(), [&] {
-    loop.async_run(reconcile, {}, asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code ec) { stopped.set_value(ec); }));
+    loop.async_run(reconcile, {},
+                   asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code ec) { stopped.set_value(ec); }));
   });
   for (int t = 0; t < 3; ++t) runners.emplace_back([&] { io.run(); });
 

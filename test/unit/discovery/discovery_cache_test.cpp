@@ -50,7 +50,7 @@ std::string slurp(const fs::path& p) {
 
 constexpr const char* server = "https://127.0.0.1:6443";
 
-} // namespace
+}  // namespace
 
 TEST_CASE("cache: a stored document reads back equal", "[discovery][cache]") {
   temp_dir dir;
@@ -96,7 +96,7 @@ TEST_CASE("cache: an entry dated in the future is not trusted", "[discovery][cac
   kube::discovery_cache cache({.root = dir.path, .now = clock.fn()});
   kube::diagnostics diag;
   REQUIRE_FALSE(cache.store(server, sample_doc(), diag));
-  clock.t -= 2h; // the clock went back
+  clock.t -= 2h;  // the clock went back
   CHECK_FALSE(cache.load(server));
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("cache: corrupt or truncated entries are misses", "[discovery][cache]"
   const auto good = slurp(path);
   REQUIRE(cache.load(server));
   for (const std::string& bad : {std::string("garbage"), good.substr(0, good.size() / 2), std::string(),
-                                good.substr(good.find('\n') + 1) /* no header */}) {
+                                 good.substr(good.find('\n') + 1) /* no header */}) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
     CHECK_FALSE(cache.load(server));
   }
@@ -127,7 +127,7 @@ TEST_CASE("cache: entries are keyed by server and invalidate removes only that e
   REQUIRE_FALSE(cache.store(server, sample_doc(), diag));
   CHECK_FALSE(cache.load("https://127.0.0.1:6444"));
   CHECK_FALSE(cache.load("http://127.0.0.1:6443"));
-  CHECK(cache.load("HTTPS://127.0.0.1:6443/")); // same server, other spelling
+  CHECK(cache.load("HTTPS://127.0.0.1:6443/"));  // same server, other spelling
   CHECK(cache.path_for("http://127.0.0.1:6443") != cache.path_for(server));
   kube::discovery_document other;
   other.groups.push_back({"only.example.com", "v1", {}});

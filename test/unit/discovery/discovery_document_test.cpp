@@ -41,7 +41,7 @@ std::string decode_error_message(std::string_view body) {
   return diag.client_message();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("recorded aggregated /api decodes to the core group with pods and namespaces", "[discovery][aggregated]") {
   const auto doc = parse_aggregated_file("aggregated/api.json");
@@ -60,7 +60,7 @@ TEST_CASE("recorded aggregated /api decodes to the core group with pods and name
   CHECK(pods->supports("watch"));
   const auto* status = pods->subresource("status");
   REQUIRE(status);
-  CHECK(status->response_kind == kube::group_version_kind{"", "v1", "Pod"}); // empty in the document: filled
+  CHECK(status->response_kind == kube::group_version_kind{"", "v1", "Pod"});  // empty in the document: filled
   const auto* eviction = pods->subresource("eviction");
   REQUIRE(eviction);
   CHECK(eviction->response_kind == kube::group_version_kind{"policy", "v1", "Eviction"});
@@ -108,7 +108,7 @@ TEST_CASE("the recorded CRD is served at two versions with v1 preferred and its 
   CHECK(foo.gvk() == kube::group_version_kind{"samplecontroller.k8s.io", "v1alpha1", "Foo"});
   CHECK(foo.short_names == std::vector<std::string>{"fo"});
   CHECK(foo.categories == std::vector<std::string>{"all", "samples"});
-  CHECK(foo.subresources.empty()); // only v1 declares status and scale
+  CHECK(foo.subresources.empty());  // only v1 declares status and scale
   CHECK(g->versions[0].resources.at(0).subresources.size() == 2);
 }
 
@@ -119,7 +119,8 @@ TEST_CASE("every recorded legacy APIResourceList decodes with all its top-level 
   REQUIRE(groups.size() > 10);
   std::vector<std::pair<kube::group_version, std::string>> lists{{{"", "v1"}, "legacy/api_v1.json"}};
   for (const auto& g : groups)
-    for (const auto& v : g.versions) lists.push_back({{g.name, v.version}, "legacy/apis_" + g.name + "_" + v.version + ".json"});
+    for (const auto& v : g.versions)
+      lists.push_back({{g.name, v.version}, "legacy/apis_" + g.name + "_" + v.version + ".json"});
   for (const auto& [gv, file] : lists) {
     INFO(file);
     const auto body = read_data(file);
@@ -174,7 +175,8 @@ TEST_CASE("a legacy document where aggregated was expected names both kinds", "[
 }
 
 TEST_CASE("an unknown apidiscovery version is rejected by name", "[discovery][errors]") {
-  const auto m = decode_error_message(R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v3","items":[]})");
+  const auto m =
+      decode_error_message(R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v3","items":[]})");
   CHECK_THAT(m, Catch::Contains("apiVersion") && Catch::Contains("apidiscovery.k8s.io/v3"));
 }
 
@@ -184,22 +186,25 @@ TEST_CASE("a bad field is named by its full path", "[discovery][errors]") {
       {"resource":"as","responseKind":{"kind":"A"},"scope":"Namespaced","verbs":["get"]},
       {"resource":"bs","responseKind":{"kind":"B"},"scope":"Global","verbs":["get"]}]}]}]})");
   CHECK_THAT(m, Catch::Contains("items[0].versions[0].resources[1].scope") && Catch::Contains("\"Global\""));
-  const auto m2 = decode_error_message(R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","items":[
+  const auto m2 =
+      decode_error_message(R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","items":[
     {"metadata":{"name":"x.io"},"versions":[{"version":"v1","resources":[
       {"resource":"as","responseKind":{"kind":"A"},"scope":"Namespaced","verbs":"get"}]}]}]})");
   CHECK_THAT(m2, Catch::Contains("items[0].versions[0].resources[0].verbs") && Catch::Contains("expected an array"));
 }
 
-TEST_CASE("stale versions are failures and never preferred and resources without a kind are skipped", "[discovery][aggregated]") {
+TEST_CASE("stale versions are failures and never preferred and resources without a kind are skipped",
+          "[discovery][aggregated]") {
   std::vector<api_group> groups;
   kube::diagnostics diag;
-  REQUIRE_FALSE(discovery_document::parse_aggregated(R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2beta1","items":[
+  REQUIRE_FALSE(discovery_document::parse_aggregated(
+      R"({"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2beta1","items":[
     {"metadata":{"name":"metrics.k8s.io"},"versions":[
       {"version":"v1beta2","freshness":"Stale"},
       {"version":"v1beta1","freshness":"Current","resources":[
         {"resource":"pods","responseKind":{"kind":"PodMetrics"},"scope":"Namespaced","verbs":["get"]},
         {"resource":"ghosts","scope":"Namespaced","verbs":["get"]}]}]}]})",
-                                                     "/apis", groups, diag));
+      "/apis", groups, diag));
   REQUIRE(groups.size() == 1);
   const auto& g = groups[0];
   CHECK(g.preferred_version == "v1beta1");
@@ -207,7 +212,7 @@ TEST_CASE("stale versions are failures and never preferred and resources without
   CHECK(g.versions[0].failure == kube::api_errc::service_unavailable);
   CHECK(g.versions[0].resources.empty());
   REQUIRE(g.versions[1].resources.size() == 1);
-  CHECK(g.versions[1].resources[0].singular == "podmetrics"); // no singularResource: the kind, lower case
+  CHECK(g.versions[1].resources[0].singular == "podmetrics");  // no singularResource: the kind, lower case
 }
 
 TEST_CASE("to_json writes a document that parses back equal", "[discovery][aggregated]") {

@@ -18,7 +18,7 @@ std::size_t recorded_group_versions() {
     if (file.rfind("legacy/apis_", 0) == 0) ++n;
   return n;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("planner asks for /api and /apis with the aggregated Accept first", "[discovery][planner]") {
   discovery_planner p;
@@ -26,7 +26,7 @@ TEST_CASE("planner asks for /api and /apis with the aggregated Accept first", "[
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[0] == discovery_request{"/api", std::string(kube::aggregated_discovery_accept)});
   CHECK(reqs[1] == discovery_request{"/apis", std::string(kube::aggregated_discovery_accept)});
-  CHECK(p.take_requests().empty()); // each request is handed out once
+  CHECK(p.take_requests().empty());  // each request is handed out once
   CHECK_FALSE(p.done());
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("an aggregated server is discovered in two requests", "[discovery][pla
   const auto doc = kube_test::discover(server_mode::aggregated, {}, &n);
   CHECK(n == 2);
   REQUIRE_FALSE(doc.groups.empty());
-  CHECK(doc.groups[0].name.empty()); // core first
+  CHECK(doc.groups[0].name.empty());  // core first
   CHECK(doc.find_group("apps"));
   CHECK(doc.complete());
 }
@@ -76,7 +76,7 @@ TEST_CASE("legacy-only params ask with the plain JSON Accept", "[discovery][plan
   for (const auto& r : p.take_requests()) CHECK(r.accept == "application/json");
   int n = 0;
   const auto doc = kube_test::discover(server_mode::aggregated, {.aggregated = false}, &n);
-  CHECK(n > 2); // the aggregated server was never asked for the aggregated list
+  CHECK(n > 2);  // the aggregated server was never asked for the aggregated list
   CHECK(doc.find_group("samplecontroller.k8s.io"));
 }
 

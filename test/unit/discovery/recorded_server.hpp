@@ -62,7 +62,8 @@ inline recorded_answer answer(const kube::discovery_request& req, server_mode mo
   }
   const auto it = content_types().find(file);
   if (it == content_types().end())
-    return {404, "application/json", R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404})"};
+    return {404, "application/json",
+            R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404})"};
   return {200, it->second, read_data(file)};
 }
 
@@ -87,4 +88,4 @@ inline kube::discovery_document discover(server_mode mode, kube::discovery_param
   return std::move(p).result();
 }
 
-} // namespace kube_test
+}  // namespace kube_test

@@ -68,7 +68,7 @@ const expectation kubectl_answers[] = {
     {"csr", {"certificates.k8s.io", "v1", "certificatesigningrequests"}, false},
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the mapper resolves kubectl TYPE names as kubectl does from either discovery", "[discovery][mapper]") {
   const auto mode = GENERATE(server_mode::aggregated, server_mode::legacy_only);
@@ -132,7 +132,7 @@ TEST_CASE("resource_for maps a kind to its resource and an empty version takes t
 TEST_CASE("kind_for maps a partial resource to its kind", "[discovery][mapper]") {
   const auto& m = mapper_for(server_mode::legacy_only);
   CHECK(m.kind_for({"apps", "v1", "deployments"}).gvk() == kube::group_version_kind{"apps", "v1", "Deployment"});
-  CHECK(m.kind_for({"", "", "events"}).gvk() == kube::group_version_kind{"", "v1", "Event"}); // any group, core first
+  CHECK(m.kind_for({"", "", "events"}).gvk() == kube::group_version_kind{"", "v1", "Event"});  // any group, core first
   CHECK(m.kind_for({"events.k8s.io", "", "events"}).group == "events.k8s.io");
   CHECK(m.kind_for({"", "", "fo"}).kind == "Foo");
   CHECK(m.kind_for({"", "v1alpha1", "foos"}).version == "v1alpha1");
@@ -145,11 +145,11 @@ TEST_CASE("kind_for maps a partial resource to its kind", "[discovery][mapper]")
 TEST_CASE("categories expand to one resource per group in priority order", "[discovery][mapper]") {
   const auto& m = mapper_for(server_mode::aggregated);
   const auto samples = m.resources_for_category("samples");
-  REQUIRE(samples.size() == 1); // foos at v1 only, not again at v1alpha1
+  REQUIRE(samples.size() == 1);  // foos at v1 only, not again at v1alpha1
   CHECK(samples[0]->gvr() == group_version_resource{"samplecontroller.k8s.io", "v1", "foos"});
   const auto all = m.resources_for_category("all");
   REQUIRE(all.size() >= 3);
-  CHECK(all.front()->plural == "pods"); // kubectl get all starts with pods
+  CHECK(all.front()->plural == "pods");  // kubectl get all starts with pods
   CHECK(std::any_of(all.begin(), all.end(), [](auto* r) { return r->plural == "foos"; }));
   CHECK(std::none_of(all.begin(), all.end(), [](auto* r) { return r->plural == "configmaps"; }));
   CHECK(m.resources_for_category("nosuch").empty());
@@ -170,11 +170,12 @@ kube::api_resource res(std::string group, std::string version, std::string kind,
   return r;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the preferred version wins even when the server lists it second", "[discovery][mapper]") {
   kube::discovery_document doc;
-  doc.groups.push_back({"x.io", "v1beta1",
+  doc.groups.push_back({"x.io",
+                        "v1beta1",
                         {{"v1", {res("x.io", "v1", "Widget", "widgets", "widget")}, {}, {}},
                          {"v1beta1", {res("x.io", "v1beta1", "Widget", "widgets", "widget")}, {}, {}}}});
   const rest_mapper m(doc);
@@ -186,8 +187,8 @@ TEST_CASE("the preferred version wins even when the server lists it second", "[d
 TEST_CASE("within one group/version an exact plural beats a singular", "[discovery][mapper]") {
   kube::discovery_document doc;
   // "x" is the singular of "xs" (listed first) and the plural of another resource.
-  doc.groups.push_back({"x.io", "v1",
-                        {{"v1", {res("x.io", "v1", "X", "xs", "x"), res("x.io", "v1", "Ex", "x", "ex")}, {}, {}}}});
+  doc.groups.push_back(
+      {"x.io", "v1", {{"v1", {res("x.io", "v1", "X", "xs", "x"), res("x.io", "v1", "Ex", "x", "ex")}, {}, {}}}});
   const rest_mapper m(doc);
   CHECK(m.resolve("x").kind == "Ex");
   CHECK(m.resolve("xs").kind == "X");
@@ -196,9 +197,15 @@ TEST_CASE("within one group/version an exact plural beats a singular", "[discove
 TEST_CASE("a short name declared twice resolves to the earlier group and a long name is never expanded",
           "[discovery][mapper]") {
   kube::discovery_document doc;
-  doc.groups.push_back({"first.io", "v1", {{"v1", {res("first.io", "v1", "Alpha", "alphas", "alpha", {"a", "beta"})}, {}, {}}}});
-  doc.groups.push_back({"second.io", "v1", {{"v1", {res("second.io", "v1", "Aardvark", "aardvarks", "aardvark", {"a"}),
-                                                    res("second.io", "v1", "Beta", "betas", "beta")}, {}, {}}}});
+  doc.groups.push_back(
+      {"first.io", "v1", {{"v1", {res("first.io", "v1", "Alpha", "alphas", "alpha", {"a", "beta"})}, {}, {}}}});
+  doc.groups.push_back({"second.io",
+                        "v1",
+                        {{"v1",
+                          {res("second.io", "v1", "Aardvark", "aardvarks", "aardvark", {"a"}),
+                           res("second.io", "v1", "Beta", "betas", "beta")},
+                          {},
+                          {}}}});
   const rest_mapper m(doc);
   CHECK(m.resolve("a").group == "first.io");
   CHECK(m.resolve("a.second.io").group == "second.io");
@@ -208,8 +215,10 @@ TEST_CASE("a short name declared twice resolves to the earlier group and a long 
 
 TEST_CASE("a failed group/version contributes nothing to the mapper", "[discovery][mapper]") {
   kube::discovery_document doc;
-  doc.groups.push_back({"x.io", "v2", {{"v2", {}, kube::api_errc::service_unavailable, "stale"},
-                                       {"v1", {res("x.io", "v1", "Widget", "widgets", "widget")}, {}, {}}}});
+  doc.groups.push_back({"x.io",
+                        "v2",
+                        {{"v2", {}, kube::api_errc::service_unavailable, "stale"},
+                         {"v1", {res("x.io", "v1", "Widget", "widgets", "widget")}, {}, {}}}});
   const rest_mapper m(doc);
   CHECK(m.resolve("widgets").version == "v1");
   kube::error_code ec;

@@ -33,7 +33,7 @@ std::vector<std::string> pop_keys(ki::delta_fifo<thing>& f) {
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("delta_fifo: keys are namespace/name, name alone when cluster-scoped", "[informer][delta_fifo]") {
   CHECK(ki::meta_namespace_key("ns", "a") == "ns/a");
@@ -57,7 +57,8 @@ TEST_CASE("delta_fifo: keys are namespace/name, name alone when cluster-scoped",
   REQUIRE(f.list_keys() == std::vector<std::string>{"default/cm"});
 }
 
-TEST_CASE("delta_fifo: deltas of one key accumulate in order - pop hands out the whole list", "[informer][delta_fifo]") {
+TEST_CASE("delta_fifo: deltas of one key accumulate in order - pop hands out the whole list",
+          "[informer][delta_fifo]") {
   ki::delta_fifo<thing> f;
   f.add(make("ns", "a", "1"));
   f.update(make("ns", "a", "2"));
@@ -119,7 +120,8 @@ TEST_CASE("delta_fifo: delete of a key neither queued nor known is dropped", "[i
   }
 }
 
-TEST_CASE("delta_fifo: two consecutive deletes collapse, keeping the one with more information", "[informer][delta_fifo]") {
+TEST_CASE("delta_fifo: two consecutive deletes collapse, keeping the one with more information",
+          "[informer][delta_fifo]") {
   SECTION("two real deletes: the newer one wins") {
     ki::delta_fifo<thing> f;
     f.add(make("ns", "a", "1"));
@@ -167,7 +169,8 @@ TEST_CASE("delta_fifo: two consecutive deletes collapse, keeping the one with mo
   }
 }
 
-TEST_CASE("delta_fifo: replace queues Replaced for listed objects and records the resource version", "[informer][delta_fifo]") {
+TEST_CASE("delta_fifo: replace queues Replaced for listed objects and records the resource version",
+          "[informer][delta_fifo]") {
   ki::delta_fifo<thing> f;
   f.replace({make("ns", "a"), make("", "b")}, "42");
   CHECK(f.last_sync_resource_version() == "42");
@@ -329,14 +332,17 @@ TEST_CASE("delta_fifo: a type without metadata needs a key function", "[informer
   CHECK_THROWS_AS(f.add(nullptr), std::invalid_argument);
 }
 
-TEST_CASE("delta_fifo: unstructured objects feed an indexer with default keys (the guide's example)", "[informer][delta_fifo]") {
+TEST_CASE("delta_fifo: unstructured objects feed an indexer with default keys (the guide's example)",
+          "[informer][delta_fifo]") {
   ki::indexer<kube::unstructured> cache({}, {
-      {"by-app", [](const kube::unstructured& u) {
-         auto l = u.labels();
-         auto it = l.find("app");
-         return it == l.end() ? std::vector<std::string>{} : std::vector{it->second};
-       }},
-  });
+                                                {"by-app",
+                                                 [](const kube::unstructured& u) {
+                                                   auto l = u.labels();
+                                                   auto it = l.find("app");
+                                                   return it == l.end() ? std::vector<std::string>{}
+                                                                        : std::vector{it->second};
+                                                 }},
+                                            });
   ki::delta_fifo<kube::unstructured> fifo({}, &cache);
   kube::unstructured web;
   web.set_namespace("default").set_name("web").set_label("app", "web");

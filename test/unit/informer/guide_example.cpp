@@ -40,6 +40,4 @@ asio::awaitable<void> watch_configmaps(kube::client c) {
 }
 // [guide-example]
 
-TEST_CASE("guide example compiles", "[informer][guide]") {
-  CHECK(&watch_configmaps != nullptr);
-}
+TEST_CASE("guide example compiles", "[informer][guide]") { CHECK(&watch_configmaps != nullptr); }

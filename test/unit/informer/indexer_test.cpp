@@ -34,7 +34,7 @@ ki::index_funcs<thing> by_color() {
 
 using strings = std::vector<std::string>;
 
-} // namespace
+}  // namespace
 
 TEST_CASE("indexer: get, list and keys follow add/update/remove", "[informer][indexer]") {
   ki::indexer<thing> ix;

@@ -17,8 +17,7 @@ using ki::test::make;
 using ki::test::thing;
 
 TEST_CASE("indexer threads: 2 readers see consistent objects while the owner writes", "[informer][indexer][threads]") {
-  ki::indexer<thing> ix(ki::default_key_func<thing>(),
-                        {{"color", [](const thing& t) { return t.colors; }}});
+  ki::indexer<thing> ix(ki::default_key_func<thing>(), {{"color", [](const thing& t) { return t.colors; }}});
   constexpr int keys = 32;
   constexpr int rounds = 3000;
   std::atomic<bool> stop{false};

@@ -21,8 +21,7 @@ using namespace kube::informer;
 using kube::informer::test::make;
 using kube::informer::test::thing;
 
-TEST_CASE("informer: listers and has_synced read from other threads while the informer writes",
-          "[informer][threads]") {
+TEST_CASE("informer: listers and has_synced read from other threads while the informer writes", "[informer][threads]") {
   asio::io_context io;
   auto guard = asio::make_work_guard(io);
   auto lw = std::make_shared<fake_lister_watcher<thing>>();
@@ -66,7 +65,8 @@ TEST_CASE("informer: listers and has_synced read from other threads while the in
     lw->push_list(std::move(items), "10");
     std::vector<event<thing>> evs;
     for (int i = 0; i < 2000; ++i) {
-      evs.push_back(fake_lister_watcher<thing>::modified(make("ns", "o" + std::to_string(i % 200), std::to_string(11 + i))));
+      evs.push_back(
+          fake_lister_watcher<thing>::modified(make("ns", "o" + std::to_string(i % 200), std::to_string(11 + i))));
       if (i % 10 == 0) evs.push_back(fake_lister_watcher<thing>::deleted(make("ns", "o" + std::to_string(i % 200))));
     }
     evs.push_back(fake_lister_watcher<thing>::added(make("ns", "last", "9999")));

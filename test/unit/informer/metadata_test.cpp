@@ -49,7 +49,7 @@ std::string decode_error_path(const std::string& text) {
   return "(no error)";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("metadata: a recorded PartialObjectMetadataList decodes into the generated types", "[metadata]") {
   const auto list = kube::from_json<partial_object_metadata_list>(data_file("configmaps.partial-list.json"));
@@ -96,7 +96,7 @@ TEST_CASE("metadata: unknown members are kept - a whole object sent instead is c
   REQUIRE(list.items.size() == 2);
   auto web = list.items[1];
   CHECK(web.name() == "web");
-  CHECK_FALSE(kube::is_partial_object_metadata(web));  // items of a plain list carry no kind
+  CHECK_FALSE(kube::is_partial_object_metadata(web));   // items of a plain list carry no kind
   REQUIRE(web.unknown_fields.find("data") != nullptr);  // kept, as every generated type keeps them
   CHECK(kube::to_json(web).find("\"level\"") != std::string::npos);
 
@@ -193,11 +193,10 @@ asio::awaitable<void> secrets_by_owner(kube::client c) {
   ki::informer_factory factory(c, {.namespace_name = "demo", .strip_managed_fields = true});
   // Names, labels, annotations, owners of every Secret: no secret data in memory.
   auto secrets = factory.for_metadata({"", "v1", "secrets"});
-  secrets->add_handler({
-      [](const std::shared_ptr<const kube::partial_object_metadata>& md, bool) {
-        std::cout << "secret " << md->name() << " rv " << md->resource_version() << "\n";
-      },
-      nullptr, nullptr});
+  secrets->add_handler({[](const std::shared_ptr<const kube::partial_object_metadata>& md, bool) {
+                          std::cout << "secret " << md->name() << " rv " << md->resource_version() << "\n";
+                        },
+                        nullptr, nullptr});
   auto report = [&]() -> asio::awaitable<void> {
     co_await factory.async_wait_for_sync(asio::use_awaitable);
     for (const auto& md : secrets->make_lister().list("demo", ki::label_selector::parse("app=web"))) {
@@ -210,6 +209,4 @@ asio::awaitable<void> secrets_by_owner(kube::client c) {
 }
 // [metadata-guide-example]
 
-TEST_CASE("metadata guide example compiles", "[metadata][guide]") {
-  CHECK(&secrets_by_owner != nullptr);
-}
+TEST_CASE("metadata guide example compiles", "[metadata][guide]") { CHECK(&secrets_by_owner != nullptr); }

@@ -19,7 +19,7 @@ std::vector<delta_type> types(const delta_list<thing>& dl) {
   return out;
 }
 std::shared_ptr<const thing> obj(const std::string& name, const std::string& rv) { return make("ns", name, rv); }
-} // namespace
+}  // namespace
 
 TEST_CASE("reflector: the first list is at resourceVersion 0, then a watch from the list's version",
           "[informer][reflector]") {
@@ -104,7 +104,8 @@ TEST_CASE("reflector: a dropped connection restarts the watch without a relist",
   CHECK(t.errors.empty());
 }
 
-TEST_CASE("reflector: 410 relists at the last synced version after a backoff - unavailable -> paginated list at the empty version",
+TEST_CASE("reflector: 410 relists at the last synced version after a backoff - unavailable -> paginated list at the "
+          "empty version",
           "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
@@ -157,7 +158,8 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff - u
   CHECK(t.r->stats().lists == 2);
 }
 
-TEST_CASE("reflector: a too large resourceVersion also falls back to a list at the empty version", "[informer][reflector]") {
+TEST_CASE("reflector: a too large resourceVersion also falls back to a list at the empty version",
+          "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({}, "10");
   t.lw->push_watch({fake::error(api_errc::internal_error, "boom")});
@@ -270,7 +272,8 @@ TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after
   CHECK(t.errors.empty());
 }
 
-TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist - the cache keeps its objects",
+TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist - the cache keeps its "
+          "objects",
           "[informer][reflector]") {
   for (auto bad : {error_code(client_errc::watch_stream_error), error_code(client_errc::decode_error)}) {
     reflector_rig t;
@@ -388,7 +391,8 @@ TEST_CASE("reflector: a refused streaming list falls back to list, and streaming
   CHECK(t.lw->watch_calls().size() == 2);
 }
 
-TEST_CASE("reflector: a streaming list from an expired version restarts at the empty version", "[informer][reflector]") {
+TEST_CASE("reflector: a streaming list from an expired version restarts at the empty version",
+          "[informer][reflector]") {
   reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
   t.lw->push_watch({fake::bookmark("5", true)});
   t.poll();

@@ -97,4 +97,4 @@ struct reflector_rig {
   }
 };
 
-} // namespace kube::informer::test
+}  // namespace kube::informer::test

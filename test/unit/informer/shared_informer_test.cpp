@@ -76,7 +76,7 @@ struct informer_rig {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("delta_fifo: async_pop waits for the producer - close ends it - cancellation aborts it - requeue",
           "[informer][delta_fifo]") {
@@ -119,8 +119,7 @@ TEST_CASE("delta_fifo: async_pop waits for the producer - close ends it - cancel
   CHECK(f.find("ns/c")->size() == 2);  // the original one plus the new update, not the stale copy again
 
   // Cancellation.
-  while (f.try_pop()) {
-  }
+  while (f.try_pop()) {}
   asio::cancellation_signal sig;
   f.async_pop(asio::bind_cancellation_slot(
       sig.slot(), asio::bind_executor(io, [&](error_code ec, delta_list<thing>) { last = ec; })));
@@ -200,8 +199,7 @@ TEST_CASE("informer: a late handler first receives the cache - removed handlers 
   CHECK(late.log.size() == 1);
 }
 
-TEST_CASE("informer: async_wait_for_sync completes once synced, and can be cancelled",
-          "[informer][shared_informer]") {
+TEST_CASE("informer: async_wait_for_sync completes once synced, and can be cancelled", "[informer][shared_informer]") {
   informer_rig t;
   t.start();
   bool synced = false;
@@ -240,7 +238,8 @@ TEST_CASE("informer: a second async_run while running completes with already_run
   CHECK_FALSE(t.done);  // the first run goes on
 }
 
-TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync is due", "[informer][shared_informer]") {
+TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync is due",
+          "[informer][shared_informer]") {
   informer_rig t;
   recorder fast, never;
   auto r1 = t.inf->add_handler(fast.handler(), std::chrono::seconds(10));

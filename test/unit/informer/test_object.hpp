@@ -22,4 +22,4 @@ inline std::shared_ptr<const thing> make(std::string ns, std::string nm, std::st
   return std::make_shared<const thing>(thing{std::move(ns), std::move(nm), std::move(rv), std::move(colors)});
 }
 
-} // namespace kube::informer::test
+}  // namespace kube::informer::test

@@ -18,9 +18,7 @@ kube::event_recorder_params opts() {
   return o;
 }
 
-kube::object_reference pod(const std::string& name = "web-1") {
-  return {"v1", "Pod", "demo", name, "uid-" + name};
-}
+kube::object_reference pod(const std::string& name = "web-1") { return {"v1", "Pod", "demo", name, "uid-" + name}; }
 
 kube::event_record ev(const kube::object_reference& o, const std::string& reason, const std::string& message,
                       kube::event_type t = kube::event_type::normal) {
@@ -29,7 +27,7 @@ kube::event_record ev(const kube::object_reference& o, const std::string& reason
 
 const sys::time_point t0 = sys::time_point{} + std::chrono::seconds(1714557600);
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a first event is created and an identical one patches its count", "[events][correlator]") {
   kube::event_correlator c(opts());

@@ -9,7 +9,7 @@ namespace json = boost::json;
 
 namespace {
 kube::unstructured obj(const char* json_text) { return kube::unstructured(json::parse(json_text).as_object()); }
-} // namespace
+}  // namespace
 
 TEST_CASE("finalizers: list, contains, is_being_deleted", "[finalizer]") {
   const auto o = obj(R"({"metadata":{"name":"x","resourceVersion":"7","finalizers":["a.io/x","b.io/y",3]}})");

@@ -31,7 +31,8 @@ std::string validation_message(const kube::leader_elector_params& c) {
   return "";
 }
 
-kube::leader_election_record held_by(const std::string& who, int seconds, const std::string& renew, int transitions = 0) {
+kube::leader_election_record held_by(const std::string& who, int seconds, const std::string& renew,
+                                     int transitions = 0) {
   kube::leader_election_record r;
   r.holder_identity = who;
   r.lease_duration_seconds = seconds;
@@ -43,7 +44,7 @@ kube::leader_election_record held_by(const std::string& who, int seconds, const 
 
 const tp t0 = tp{} + 1h;
 
-} // namespace
+}  // namespace
 
 TEST_CASE("leader election config: client-go's ordering rules, each named in the error", "[leader][config]") {
   CHECK_NOTHROW(kube::validate(good()));
@@ -55,11 +56,13 @@ TEST_CASE("leader election config: client-go's ordering rules, each named in the
 
   auto c = good();
   c.renew_deadline = 3s;
-  CHECK_THAT(validation_message(c), Catch::Contains("lease_duration (3000ms) must be greater than renew_deadline (3000ms)"));
+  CHECK_THAT(validation_message(c),
+             Catch::Contains("lease_duration (3000ms) must be greater than renew_deadline (3000ms)"));
 
   c = good();
   c.retry_period = 2s;  // 1.2 x 2s = 2.4s >= renew_deadline 2s
-  CHECK_THAT(validation_message(c), Catch::Contains("renew_deadline (2000ms) must be greater than 1.2 x retry_period (2000ms)"));
+  CHECK_THAT(validation_message(c),
+             Catch::Contains("renew_deadline (2000ms) must be greater than 1.2 x retry_period (2000ms)"));
   c.retry_period = 1666ms;  // 1.2 x 1666 = 1999.2 < 2000: fine
   CHECK(validation_message(c).empty());
   c.retry_period = 1667ms;  // 2000.4: too long

@@ -24,7 +24,7 @@ kube::client offline_client(boost::asio::io_context& io) {
   return kube::detail::client_access::make(io.get_executor(), std::move(s));
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("record() queues up to the capacity and counts what it drops", "[events][queue]") {
   boost::asio::io_context io;
@@ -62,7 +62,8 @@ TEST_CASE("event recorder and leader elector refuse bad options at construction"
     FAIL("expected an error");
   } catch (const kube::error& e) {
     CHECK(e.code() == kube::client_errc::invalid_config);
-    CHECK_THAT(e.diag().client_message(), Catch::Contains("lease_duration (2000ms) must be greater than renew_deadline"));
+    CHECK_THAT(e.diag().client_message(),
+               Catch::Contains("lease_duration (2000ms) must be greater than renew_deadline"));
   }
 }
 
@@ -88,7 +89,8 @@ TEST_CASE("a second concurrent async_run is refused", "[events][queue]") {
   CHECK(first == boost::asio::error::operation_aborted);
 }
 
-TEST_CASE("the default token: co_await async_run() raced with a timer through awaitable operators", "[events][leader]") {
+TEST_CASE("the default token: co_await async_run() raced with a timer through awaitable operators",
+          "[events][leader]") {
   using namespace boost::asio::experimental::awaitable_operators;
   boost::asio::io_context io;
   auto c = offline_client(io);

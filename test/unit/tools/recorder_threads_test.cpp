@@ -16,7 +16,8 @@
 #include <thread>
 #include <vector>
 
-TEST_CASE("record() from many threads while the writer runs: nothing lost, nothing double counted", "[events][threads]") {
+TEST_CASE("record() from many threads while the writer runs: nothing lost, nothing double counted",
+          "[events][threads]") {
   boost::asio::io_context io;
   auto guard = boost::asio::make_work_guard(io);
   kube::detail::transport_params s;

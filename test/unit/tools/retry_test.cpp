@@ -50,7 +50,8 @@ reply reset_connection() {
 
 struct scripted_server {
   explicit scripted_server(asio::any_io_executor ex, std::function<reply(int)> f)
-      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}), script(std::move(f)) {}
+      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}),
+        script(std::move(f)) {}
   tcp::acceptor acceptor;
   std::function<reply(int)> script;
   int requests = 0;
@@ -86,7 +87,9 @@ struct scripted_server {
       if (!r.retry_after.empty()) res.set(http::field::retry_after, r.retry_after);
       if (!r.warning.empty()) res.set(http::field::warning, r.warning);
       if (!r.encoding.empty()) res.set(http::field::content_encoding, r.encoding);
-      const char* reason = r.status == 429 ? "TooManyRequests" : r.status == 503 ? "ServiceUnavailable" : "InternalError";
+      const char* reason = r.status == 429   ? "TooManyRequests"
+                           : r.status == 503 ? "ServiceUnavailable"
+                                             : "InternalError";
       res.body() = r.status == 200 ? std::string(R"({"ok":true})")
                                    : R"({"kind":"Status","status":"Failure","reason":")" + std::string(reason) +
                                          R"(","code":)" + std::to_string(r.status) + "}";
@@ -134,7 +137,7 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("429 with Retry-After is retried after the given delay until it succeeds", "[retry]") {
   const auto start = std::chrono::steady_clock::now();
@@ -192,9 +195,9 @@ namespace {
 
 // {"ok":true} gzip-encoded (RFC 1952), as `gzip -n` writes it.
 std::string gzipped_ok() {
-  static const unsigned char bytes[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x56, 0xca,
-                                        0xcf, 0x56, 0xb2, 0x2a, 0x29, 0x2a, 0x4d, 0xad, 0x05, 0x00, 0x90, 0x5f, 0xd4,
-                                        0xa7, 0x0b, 0x00, 0x00, 0x00};
+  static const unsigned char bytes[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab,
+                                        0x56, 0xca, 0xcf, 0x56, 0xb2, 0x2a, 0x29, 0x2a, 0x4d, 0xad, 0x05,
+                                        0x00, 0x90, 0x5f, 0xd4, 0xa7, 0x0b, 0x00, 0x00, 0x00};
   return std::string(reinterpret_cast<const char*>(bytes), sizeof bytes);
 }
 
@@ -240,8 +243,8 @@ TEST_CASE("a body that does not gunzip, or an encoding not asked for, is a proto
     return r;
   });
   CHECK(bad.ec == kube::client_errc::protocol_error);
-  CHECK(bad.res.diag.client_message().find("the gzip-encoded response body (20 bytes) does not decode: invalid gzip data") !=
-        std::string::npos);
+  CHECK(bad.res.diag.client_message().find(
+            "the gzip-encoded response body (20 bytes) does not decode: invalid gzip data") != std::string::npos);
 
   auto br = exchange([](int) {
     auto r = answer(200);

@@ -19,10 +19,11 @@ transport_params server(const std::string& url) {
 }
 struct clean_proxy_env {
   clean_proxy_env() {
-    for (const char* v : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}) unsetenv(v);
+    for (const char* v : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"})
+      unsetenv(v);
   }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("server URLs give host, port, TLS and a path prefix", "[endpoint]") {
   clean_proxy_env env;

@@ -31,15 +31,17 @@ std::string sample(std::size_t n, unsigned seed) {
   // JSON-like text with some randomness, so it compresses as lists do.
   std::mt19937 rng(seed);
   std::string s;
-  while (s.size() < n) s += R"({"metadata":{"name":"pod-)" + std::to_string(rng() % 100000) + R"(","labels":{"app":"a"}}},)";
+  while (s.size() < n)
+    s += R"({"metadata":{"name":"pod-)" + std::to_string(rng() % 100000) + R"(","labels":{"app":"a"}}},)";
   s.resize(n);
   return s;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("gunzip returns what zlib encoded, small and large", "[gzip]") {
-  for (const std::size_t n : {std::size_t{1}, std::size_t{100}, std::size_t{4096}, std::size_t{300000}, std::size_t{5000000}}) {
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{100}, std::size_t{4096}, std::size_t{300000}, std::size_t{5000000}}) {
     const auto plain = sample(n, static_cast<unsigned>(n));
     std::string out, why;
     INFO(n << " bytes");

@@ -17,7 +17,7 @@ namespace aerr = boost::asio::error;
 namespace {
 attempt_outcome lost(error_code ec) { return {ec, true, 0, -1}; }
 attempt_outcome answer(unsigned status, int retry_after = -1) { return {{}, false, status, retry_after}; }
-} // namespace
+}  // namespace
 
 TEST_CASE("a 2xx or a plain error answer ends the request", "[retry_policy]") {
   retry_policy p(http_method::get, 10);

@@ -36,7 +36,7 @@ void decode(const boost::json::value&, ObjectMeta&, const kube::json_path&);
 void encode(const ObjectMeta&, boost::json::value&);
 void decode(const boost::json::value&, ListMeta&, const kube::json_path&);
 void encode(const ListMeta&, boost::json::value&);
-} // namespace k8s::meta::v1
+}  // namespace k8s::meta::v1
 
 namespace k8s::detail_test {
 // name(), namespace_(), resource_version(), uid() as generated kinds have them.
@@ -49,45 +49,48 @@ struct object_accessors {
 
 private:
   const Self& self() const { return static_cast<const Self&>(*this); }
-  static std::string_view view(const std::optional<std::string>& s) { return s ? std::string_view(*s) : std::string_view(); }
+  static std::string_view view(const std::optional<std::string>& s) {
+    return s ? std::string_view(*s) : std::string_view();
+  }
 };
-} // namespace k8s::detail_test
+}  // namespace k8s::detail_test
 
-#define KUBE_TEST_KIND_HEAD(Kind)                         \
-  struct Kind : k8s::detail_test::object_accessors<Kind> { \
-    std::optional<std::string> api_version, kind;         \
+#define KUBE_TEST_KIND_HEAD(Kind)                                                                                      \
+  struct Kind : k8s::detail_test::object_accessors<Kind> {                                                             \
+    std::optional<std::string> api_version, kind;                                                                      \
     k8s::meta::v1::ObjectMeta metadata;
-#define KUBE_TEST_KIND_TAIL(Kind)                                             \
-  kube::unknown_fields unknown_fields;                                        \
-  };                                                                          \
-  void decode(const boost::json::value&, Kind&, const kube::json_path&);      \
-  void encode(const Kind&, boost::json::value&);                              \
-  struct Kind##List {                                                         \
-    std::optional<std::string> api_version, kind;                             \
-    std::optional<k8s::meta::v1::ListMeta> metadata;                          \
-    std::vector<Kind> items;                                                  \
-    kube::unknown_fields unknown_fields;                                      \
-  };                                                                          \
-  void decode(const boost::json::value&, Kind##List&, const kube::json_path&); \
+#define KUBE_TEST_KIND_TAIL(Kind)                                                                                      \
+  kube::unknown_fields unknown_fields;                                                                                 \
+  }                                                                                                                    \
+  ;                                                                                                                    \
+  void decode(const boost::json::value&, Kind&, const kube::json_path&);                                               \
+  void encode(const Kind&, boost::json::value&);                                                                       \
+  struct Kind##List {                                                                                                  \
+    std::optional<std::string> api_version, kind;                                                                      \
+    std::optional<k8s::meta::v1::ListMeta> metadata;                                                                   \
+    std::vector<Kind> items;                                                                                           \
+    kube::unknown_fields unknown_fields;                                                                               \
+  };                                                                                                                   \
+  void decode(const boost::json::value&, Kind##List&, const kube::json_path&);                                         \
   void encode(const Kind##List&, boost::json::value&);
 
 namespace k8s::core::v1 {
 KUBE_TEST_KIND_HEAD(ConfigMap)
-  std::optional<std::map<std::string, std::string>> data;
+std::optional<std::map<std::string, std::string>> data;
 KUBE_TEST_KIND_TAIL(ConfigMap)
 KUBE_TEST_KIND_HEAD(Pod)
-  std::optional<kube::raw_json> spec, status;
+std::optional<kube::raw_json> spec, status;
 KUBE_TEST_KIND_TAIL(Pod)
 KUBE_TEST_KIND_HEAD(Namespace)
-  std::optional<kube::raw_json> spec, status;
+std::optional<kube::raw_json> spec, status;
 KUBE_TEST_KIND_TAIL(Namespace)
-} // namespace k8s::core::v1
+}  // namespace k8s::core::v1
 
 namespace k8s::apps::v1 {
 KUBE_TEST_KIND_HEAD(Deployment)
-  std::optional<kube::raw_json> spec, status;
+std::optional<kube::raw_json> spec, status;
 KUBE_TEST_KIND_TAIL(Deployment)
-} // namespace k8s::apps::v1
+}  // namespace k8s::apps::v1
 
 namespace k8s::autoscaling::v1 {
 struct ScaleSpec {
@@ -112,18 +115,18 @@ void decode(const boost::json::value&, ScaleStatus&, const kube::json_path&);
 void encode(const ScaleStatus&, boost::json::value&);
 void decode(const boost::json::value&, Scale&, const kube::json_path&);
 void encode(const Scale&, boost::json::value&);
-} // namespace k8s::autoscaling::v1
+}  // namespace k8s::autoscaling::v1
 
-#define KUBE_TEST_TRAITS(T, G, V, AV, K, P, NS)                        \
-  template <>                                                          \
-  struct kube::resource_traits<T> {                                    \
-    static constexpr std::string_view group = G;                       \
-    static constexpr std::string_view version = V;                     \
-    static constexpr std::string_view api_version = AV;                \
-    static constexpr std::string_view kind = K;                        \
-    static constexpr std::string_view plural = P;                      \
-    static constexpr bool namespaced = NS;                             \
-    using list_type = T##List;                                         \
+#define KUBE_TEST_TRAITS(T, G, V, AV, K, P, NS)                                                                        \
+  template <>                                                                                                          \
+  struct kube::resource_traits<T> {                                                                                    \
+    static constexpr std::string_view group = G;                                                                       \
+    static constexpr std::string_view version = V;                                                                     \
+    static constexpr std::string_view api_version = AV;                                                                \
+    static constexpr std::string_view kind = K;                                                                        \
+    static constexpr std::string_view plural = P;                                                                      \
+    static constexpr bool namespaced = NS;                                                                             \
+    using list_type = T##List;                                                                                         \
   };
 
 KUBE_TEST_TRAITS(k8s::core::v1::ConfigMap, "", "v1", "v1", "ConfigMap", "configmaps", true)

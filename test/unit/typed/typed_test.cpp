@@ -49,7 +49,8 @@ kube::watch_event raw_event(kube::watch_event_type type, std::string_view object
 struct scripted_server {
   using script_fn = std::function<std::vector<std::string>(const http::request<http::string_body>&)>;
   scripted_server(asio::any_io_executor ex, script_fn f)
-      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}), script(std::move(f)) {}
+      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}),
+        script(std::move(f)) {}
   tcp::acceptor acceptor;
   script_fn script;
   std::vector<std::string> targets;
@@ -117,7 +118,7 @@ struct offline {
   }());
 };
 
-} // namespace
+}  // namespace
 
 // ---- typed watch events -----------------------------------------------------------
 
@@ -126,7 +127,9 @@ TEST_CASE("decode_watch_event: ADDED/MODIFIED/DELETED decode the object into T",
     kube::typed_watch_event<ConfigMap> out;
     kube::diagnostics diag;
     auto ec = kube::decode_watch_event(
-        raw_event(type, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"n","resourceVersion":"42"},"data":{"k":"v"},"extra":1})"),
+        raw_event(
+            type,
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"n","resourceVersion":"42"},"data":{"k":"v"},"extra":1})"),
         out, diag);
     REQUIRE_FALSE(ec);
     CHECK(out.type == type);
@@ -167,13 +170,15 @@ TEST_CASE("decode_watch_event: an object the decoder already read into T", "[typ
   CHECK(diag.client_message() == "watch event: MODIFIED event decoded into another type than the watch's");
 }
 
-TEST_CASE("decode_watch_event: a BOOKMARK carries only the resourceVersion, even if it does not fit T", "[typed][watch]") {
+TEST_CASE("decode_watch_event: a BOOKMARK carries only the resourceVersion, even if it does not fit T",
+          "[typed][watch]") {
   kube::typed_watch_event<ConfigMap> out;
   kube::diagnostics diag;
   // A bookmark's partial object: "data" of the wrong type would not decode.
   auto ec = kube::decode_watch_event(
-      raw_event(kube::watch_event_type::bookmark,
-                R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"77","annotations":{"k8s.io/initial-events-end":"true"}},"data":7})"),
+      raw_event(
+          kube::watch_event_type::bookmark,
+          R"({"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"77","annotations":{"k8s.io/initial-events-end":"true"}},"data":7})"),
       out, diag);
   REQUIRE_FALSE(ec);
   CHECK(out.type == kube::watch_event_type::bookmark);
@@ -187,12 +192,14 @@ TEST_CASE("decode_watch_event: a BOOKMARK carries only the resourceVersion, even
   CHECK_FALSE(out.initial_events_end);
 }
 
-TEST_CASE("decode_watch_event: ERROR becomes the Status's error code with the Status in diagnostics", "[typed][watch]") {
+TEST_CASE("decode_watch_event: ERROR becomes the Status's error code with the Status in diagnostics",
+          "[typed][watch]") {
   kube::typed_watch_event<ConfigMap> out;
   kube::diagnostics diag;
   auto ec = kube::decode_watch_event(
-      raw_event(kube::watch_event_type::error,
-                R"x({"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410})x"),
+      raw_event(
+          kube::watch_event_type::error,
+          R"x({"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410})x"),
       out, diag);
   CHECK(ec == kube::api_errc::expired);
   CHECK(kube::is_resource_expired(ec));
@@ -205,7 +212,8 @@ TEST_CASE("decode_watch_event: ERROR becomes the Status's error code with the St
   CHECK(ec2);
 }
 
-TEST_CASE("decode_watch_event: an object that does not fit T names the event, object and field path", "[typed][watch]") {
+TEST_CASE("decode_watch_event: an object that does not fit T names the event, object and field path",
+          "[typed][watch]") {
   kube::typed_watch_event<ConfigMap> out;
   kube::diagnostics diag;
   auto ec = kube::decode_watch_event(
@@ -224,8 +232,8 @@ TEST_CASE("decode_watch_event: an object that does not fit T names the event, ob
 // ---- backoff and retry_on_conflict ---------------------------------------------------
 
 TEST_CASE("backoff steps follow client-go's wait.Backoff", "[typed][retry]") {
-  using std::chrono::milliseconds;
   using std::chrono::microseconds;
+  using std::chrono::milliseconds;
   auto b = kube::default_retry;
   CHECK(b.steps == 5);
   CHECK(b.step(0.0) == milliseconds(10));
@@ -277,7 +285,7 @@ void run_coro(F f) {
   REQUIRE(done);
   if (failure) std::rethrow_exception(failure);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("retry_on_conflict retries conflicts with DefaultRetry's pauses, then returns the result", "[typed][retry]") {
   int calls = 0;
@@ -398,7 +406,7 @@ TEST_CASE("a cluster-scoped kind refuses a namespace at construction", "[typed]"
 
 TEST_CASE("operations that cannot be addressed fail before any request", "[typed]") {
   offline o;
-  kube::api<ConfigMap> all(o.c);        // all namespaces
+  kube::api<ConfigMap> all(o.c);  // all namespaces
   kube::api<ConfigMap> demo(o.c, "demo");
   std::vector<kube::error_code> codes;
   std::vector<std::string> messages;
@@ -434,7 +442,8 @@ TEST_CASE("empty streams answer with an error, not a crash", "[typed]") {
 TEST_CASE("a body that does not fit T is a decode_error naming the object and the field path", "[typed][decode]") {
   with_server(
       [](const auto&) {
-        return std::vector<std::string>{json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":[1]}})")};
+        return std::vector<std::string>{
+            json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":[1]}})")};
       },
       [](kube::client c) -> asio::awaitable<void> {
         kube::api<ConfigMap> cms(c, "demo");
@@ -462,13 +471,16 @@ TEST_CASE("list_all follows continue tokens, decodes each page, and names a misf
         const std::string t(req.target());
         std::string body;
         if (t.find("continue=p2") != std::string::npos) {
-          body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"2","continue":"p3","remainingItemCount":1},"items":[{"metadata":{"name":"c"}}]})";
+          body =
+              R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"2","continue":"p3","remainingItemCount":1},"items":[{"metadata":{"name":"c"}}]})";
         } else if (t.find("continue=p3") != std::string::npos) {
           body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"d"}}]})";
         } else if (t.find("labelSelector=bad") != std::string::npos) {
-          body = R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"ok","namespace":"n"}},{"metadata":{"name":"wrong","namespace":"n"},"data":{"k":false}}]})";
+          body =
+              R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"ok","namespace":"n"}},{"metadata":{"name":"wrong","namespace":"n"},"data":{"k":false}}]})";
         } else {
-          body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"1","continue":"p2","remainingItemCount":2},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})";
+          body =
+              R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"1","continue":"p2","remainingItemCount":2},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})";
         }
         return std::vector<std::string>{json_response(200, body)};
       },
@@ -544,16 +556,18 @@ TEST_CASE("list_shared decodes each item into its own shared_ptr, with the list'
         const std::string t(req.target());
         std::string body;
         if (t.find("labelSelector=bad") != std::string::npos) {
-          body = R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"ok","namespace":"n"}},{"metadata":{"name":"wrong","namespace":"n"},"data":{"k":false}}]})";
+          body =
+              R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"ok","namespace":"n"}},{"metadata":{"name":"wrong","namespace":"n"},"data":{"k":false}}]})";
         } else if (t.find("labelSelector=notarray") != std::string::npos) {
           body = R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"4"},"items":{"a":1}})";
         } else if (t.find("labelSelector=empty") != std::string::npos) {
           body = R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":null,"items":null})";
         } else {
           // Envelope members in any order, one unknown to this client, escapes in an item.
-          body = R"({"items":[{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v\u00e9"}},{"metadata":{"name":"b"}}],)"
-                 R"("kind":"ConfigMapList","apiVersion":"v1","future":{"x":[1,2]},)"
-                 R"("metadata":{"selfLink":"/x","resourceVersion":"7","continue":"p2","remainingItemCount":5}})";
+          body =
+              R"({"items":[{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v\u00e9"}},{"metadata":{"name":"b"}}],)"
+              R"("kind":"ConfigMapList","apiVersion":"v1","future":{"x":[1,2]},)"
+              R"("metadata":{"selfLink":"/x","resourceVersion":"7","continue":"p2","remainingItemCount":5}})";
         }
         return std::vector<std::string>{json_response(200, body)};
       },
@@ -615,10 +629,14 @@ TEST_CASE("delete completes with the object or with the Status, as the server an
       [](const http::request<http::string_body>& req) {
         const std::string t(req.target());
         if (t.find("/configmaps/obj") != std::string::npos)
-          return std::vector<std::string>{json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"obj","deletionTimestamp":"2024-05-01T10:00:00Z","finalizers":["x/y"]}})")};
+          return std::vector<std::string>{json_response(
+              200,
+              R"({"kind":"ConfigMap","metadata":{"name":"obj","deletionTimestamp":"2024-05-01T10:00:00Z","finalizers":["x/y"]}})")};
         if (t.find("/configmaps/st") != std::string::npos)
-          return std::vector<std::string>{json_response(200, R"({"kind":"Status","apiVersion":"v1","status":"Success","details":{"name":"st","uid":"u1"}})")};
-        return std::vector<std::string>{json_response(200, R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"x"}}]})")};
+          return std::vector<std::string>{json_response(
+              200, R"({"kind":"Status","apiVersion":"v1","status":"Success","details":{"name":"st","uid":"u1"}})")};
+        return std::vector<std::string>{
+            json_response(200, R"({"kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"x"}}]})")};
       },
       [](kube::client c) -> asio::awaitable<void> {
         kube::api<ConfigMap> cms(c, "demo");
@@ -657,25 +675,24 @@ std::vector<std::string> read_lines(const std::vector<std::string>& pieces, std:
   for (std::size_t i = 0; i < all.size(); i += split) writes.push_back(all.substr(i, split));
   std::vector<std::string> lines;
   std::vector<std::string> targets;
-  with_server(
-      [&](const auto&) { return writes; },
-      [&](kube::client c) -> asio::awaitable<void> {
-        kube::api<Pod> pods(c, "demo");
-        auto s = co_await pods.async_logs("p", p);
-        for (;;) {
-          auto [ec, line] = co_await s.async_read_line(asio::as_tuple(asio::use_awaitable));
-          if (ec) {
-            end = ec;
-            break;
-          }
-          lines.push_back(std::move(line));
-        }
-      },
-      &targets);
+  with_server([&](const auto&) { return writes; },
+              [&](kube::client c) -> asio::awaitable<void> {
+                kube::api<Pod> pods(c, "demo");
+                auto s = co_await pods.async_logs("p", p);
+                for (;;) {
+                  auto [ec, line] = co_await s.async_read_line(asio::as_tuple(asio::use_awaitable));
+                  if (ec) {
+                    end = ec;
+                    break;
+                  }
+                  lines.push_back(std::move(line));
+                }
+              },
+              &targets);
   if (target && !targets.empty()) *target = targets[0];
   return lines;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("log lines are split correctly whatever the chunk and read boundaries", "[typed][logs]") {
   const std::vector<std::string> chunks{"first line\nsec", "ond line\r\n", "\n", "third\nunterminated tail"};
@@ -703,14 +720,16 @@ TEST_CASE("log parameters are sent and long lines come in max_line pieces", "[ty
   auto lines = read_lines({chunked_log({"abcdefghij\nxy\n"})}, 3, p, end, &target);
   CHECK(lines == std::vector<std::string>{"abcd", "efgh", "ij", "xy"});
   CHECK(end == asio::error::eof);
-  CHECK(target == "/api/v1/namespaces/demo/pods/p/log?container=app&follow=true&timestamps=true&tailLines=10&sinceSeconds=60");
+  CHECK(target ==
+        "/api/v1/namespaces/demo/pods/p/log?container=app&follow=true&timestamps=true&tailLines=10&sinceSeconds=60");
 }
 
 TEST_CASE("a refused log request reports the server's Status", "[typed][logs]") {
   with_server(
       [](const auto&) {
         return std::vector<std::string>{json_response(
-            400, R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pod p does not have a host assigned","reason":"BadRequest","code":400})")};
+            400,
+            R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pod p does not have a host assigned","reason":"BadRequest","code":400})")};
       },
       [](kube::client c) -> asio::awaitable<void> {
         kube::api<Pod> pods(c, "demo");
@@ -723,7 +742,8 @@ TEST_CASE("a refused log request reports the server's Status", "[typed][logs]") 
 TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed][tokens]") {
   asio::io_context io;
   scripted_server server(io.get_executor(), [](const auto&) {
-    return std::vector<std::string>{json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})")};
+    return std::vector<std::string>{
+        json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})")};
   });
   asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
@@ -756,7 +776,8 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
   asio::io_context io;
   scripted_server server(io.get_executor(), [](const auto&) {
     return std::vector<std::string>{json_response(
-        404, R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"a\" not found","reason":"NotFound","code":404})")};
+        404,
+        R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"a\" not found","reason":"NotFound","code":404})")};
   });
   asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
@@ -772,7 +793,8 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto [ec, cm] = co_await cms.async_get("a", kube::with_diagnostics(by_tuple, asio::as_tuple(asio::use_awaitable)));
+        auto [ec, cm] =
+            co_await cms.async_get("a", kube::with_diagnostics(by_tuple, asio::as_tuple(asio::use_awaitable)));
         codes.push_back(ec);
       },
       asio::detached);

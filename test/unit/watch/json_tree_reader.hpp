@@ -38,4 +38,4 @@ inline kube::detail::watch_decoder_params::object_reader tree_reader() {
   return {&make_tree, &read_tree_erased, &typeid(boost::json::value)};
 }
 
-} // namespace watch_test
+}  // namespace watch_test

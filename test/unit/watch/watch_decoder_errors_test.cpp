@@ -40,7 +40,7 @@ decoded check_split_invariant(const std::string& body, const kube::detail::watch
   return whole;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("event types round-trip their wire spelling", "[watch]") {
   for (auto t : {watch_event_type::added, watch_event_type::modified, watch_event_type::deleted,
@@ -86,7 +86,8 @@ TEST_CASE("an event larger than 1 MiB decodes through 1-byte writes in linear ti
   data["blob"] = std::string(2'500'000, 'z') + "\\\"\xc3\xa9";
   for (int i = 0; i < 20000; ++i) data["k" + std::to_string(i)] = i;
   obj["data"] = std::move(data);
-  const std::string body = R"({"type":"MODIFIED","object":)" + boost::json::serialize(obj) + "}\n" + event("DELETED", "huge");
+  const std::string body =
+      R"({"type":"MODIFIED","object":)" + boost::json::serialize(obj) + "}\n" + event("DELETED", "huge");
   REQUIRE(body.size() > 2'500'000);
 
   const auto bytewise = watch_test::decode_bytewise(body);
@@ -189,7 +190,8 @@ TEST_CASE("unknown, missing or mistyped envelope fields fail at the event's offs
 }
 
 TEST_CASE("a top-level value that is not an object fails at its first byte", "[watch][malformed]") {
-  for (const std::string& v : std::vector<std::string>{"[1,2]", "\"ADDED\"", "42", "null", "\xef\xbb\xbf{}", std::string(1, '\0')}) {
+  for (const std::string& v :
+       std::vector<std::string>{"[1,2]", "\"ADDED\"", "42", "null", "\xef\xbb\xbf{}", std::string(1, '\0')}) {
     const std::string body = event("ADDED", "a") + "\n " + v + "\n";
     const auto got = check_split_invariant(body);
     CHECK(got.ec == kube::client_errc::watch_stream_error);
@@ -272,8 +274,9 @@ TEST_CASE("error_excerpt_size 0 keeps input bytes out of the message", "[watch][
 TEST_CASE("watch_event_error maps the Status of an ERROR event and ignores other events", "[watch]") {
   kube::watch_event ev;
   ev.type = watch_event_type::error;
-  ev.object = boost::json::parse(R"({"kind":"Status","status":"Failure","message":"gone away","reason":"Gone","code":410})")
-                  .as_object();
+  ev.object =
+      boost::json::parse(R"({"kind":"Status","status":"Failure","message":"gone away","reason":"Gone","code":410})")
+          .as_object();
   kube::diagnostics diag;
   CHECK(kube::watch_event_error(ev, diag) == kube::api_errc::gone);
   CHECK(diag.server_message() == "gone away");

@@ -79,7 +79,7 @@ std::string event(std::string_view type, std::string_view name) {
          std::string(name) + R"("}}})";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("raw_objects: recordings decode to the DOM mode's events at every split", "[watch][raw]") {
   const bool reader = GENERATE(false, true);
@@ -149,10 +149,9 @@ TEST_CASE("raw_objects: malformed streams fail with the DOM mode's error and mes
 TEST_CASE("raw_objects: BOOKMARK and ERROR events keep their DOM object", "[watch][raw]") {
   const bool reader = GENERATE(false, true);
   INFO("object reader: " << reader);
-  const std::string body =
-      R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}}})"
-      "\n"
-      R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
+  const std::string body = R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12"}}})"
+                           "\n"
+                           R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
   const auto got = watch_test::decode_whole(body, raw_params(reader));
   REQUIRE(got.events.size() == 2);
   CHECK(got.events[0].object_text.empty());
@@ -167,8 +166,8 @@ TEST_CASE("raw_objects: an event nested deeper than the text reader accepts fail
   INFO("object reader: " << reader);
   auto params = raw_params(reader);
   params.max_depth = 3000;  // above json_reader::max_depth (1000)
-  const std::string body = event("ADDED", "a") + "\n" + R"({"type":"ADDED","object":{"deep":)" + std::string(1500, '[') +
-                           std::string(1500, ']') + "}}";
+  const std::string body = event("ADDED", "a") + "\n" + R"({"type":"ADDED","object":{"deep":)" +
+                           std::string(1500, '[') + std::string(1500, ']') + "}}";
   const auto got = watch_test::decode_whole(body, params);
   CHECK(got.events.size() == 1);
   CHECK(got.ec == kube::client_errc::watch_stream_error);
@@ -187,10 +186,10 @@ TEST_CASE("raw_objects: values of every kind in three envelope layouts decode as
   INFO("object reader: " << reader);
   const std::string good = event("ADDED", "a") + "\n";
   const std::vector<std::string> values{
-      R"("plain")", R"("a\"b\\c\/d\be\ff\ng\rh\ti")", R"("\u0041")", R"("\x")", "\"\x01\"", "\"\xc3\xa9\"",
-      "\"\x7f\"", "0", "-0", "01", "-01", "-", "-a", "12345678901234567890123", "1.5", "1e5", "1E+5", "-0.0",
-      "0.", "1e", "true", "false", "null", "tru", "trux", "nul", "falsey", "[]", "[ ]", "[1,]", "[,1]", "{}",
-      "{ }", R"({"a" : 1 , "b":[ true ,null ]})", R"({"a":1,})", R"({"a"})", R"({"a":})", R"({a:1})", "[1 2]",
+      R"("plain")", R"("a\"b\\c\/d\be\ff\ng\rh\ti")", R"("\u0041")", R"("\x")", "\"\x01\"", "\"\xc3\xa9\"", "\"\x7f\"",
+      "0", "-0", "01", "-01", "-", "-a", "12345678901234567890123", "1.5", "1e5", "1E+5", "-0.0", "0.", "1e", "true",
+      "false", "null", "tru", "trux", "nul", "falsey", "[]", "[ ]", "[1,]", "[,1]", "{}", "{ }",
+      R"({"a" : 1 , "b":[ true ,null ]})", R"({"a":1,})", R"({"a"})", R"({"a":})", R"({a:1})", "[1 2]",
       std::string(63, '[') + std::string(63, ']'), std::string(64, '[') + std::string(64, ']'),
       std::string(65, '[') + std::string(65, ']'), std::string(70, '['),
       // with the object's own level and the envelope's: the typed watch's
@@ -208,8 +207,7 @@ TEST_CASE("raw_objects: values of every kind in three envelope layouts decode as
   }
 }
 
-TEST_CASE("raw_objects: mutated recordings decode as in DOM mode",
-          "[watch][raw][malformed]") {
+TEST_CASE("raw_objects: mutated recordings decode as in DOM mode", "[watch][raw][malformed]") {
   const bool reader = GENERATE(false, true);
   INFO("object reader: " << reader);
   const auto original = watch_test::read_data("configmaps.jsonl");
@@ -221,10 +219,18 @@ TEST_CASE("raw_objects: mutated recordings decode as in DOM mode",
     const std::size_t at = std::uniform_int_distribution<std::size_t>(0, body.size() - 1)(rng);
     const char c = alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(rng)];
     switch (round % 4) {
-      case 0: body[at] = c; break;
-      case 1: body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), c); break;
-      case 2: body.erase(at, 1); break;
-      default: body.resize(at); break;
+    case 0:
+      body[at] = c;
+      break;
+    case 1:
+      body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), c);
+      break;
+    case 2:
+      body.erase(at, 1);
+      break;
+    default:
+      body.resize(at);
+      break;
     }
     std::vector<std::size_t> cuts;
     std::uniform_int_distribution<std::size_t> step(1, round % 2 ? 9 : 700);
@@ -278,13 +284,13 @@ void read_or_refuse(kube::codec::json_reader& in, void* out, const kube::json_pa
   watch_test::read_tree_erased(in, out, at);
   if (static_cast<boost::json::value*>(out)->as_object().contains("refuse")) throw std::runtime_error("refused");
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("object reader: an object the reader refuses is kept as text, as without a reader", "[watch][raw]") {
   auto params = raw_params(true);
   params.objects.read = &read_or_refuse;
-  const std::string body = event("ADDED", "a") + "\n" + R"({"type":"MODIFIED","object":{"refuse":1}})" + "\n" +
-                           event("DELETED", "a") + "\n";
+  const std::string body =
+      event("ADDED", "a") + "\n" + R"({"type":"MODIFIED","object":{"refuse":1}})" + "\n" + event("DELETED", "a") + "\n";
   const auto got = watch_test::decode_whole(body, params);
   REQUIRE(got.events.size() == 3);
   CHECK(got.events[0].decoded);
@@ -304,12 +310,15 @@ TEST_CASE("object reader: an event is delivered by the write that completes it",
     std::size_t ready;  // events complete after this write
   };
   const std::vector<std::vector<step>> cases{
-      {{a.substr(0, 20), 0}, {a.substr(20), 1}},                          // no newline after it
-      {{a + " ", 1}},                                                       // a space after it
+      {{a.substr(0, 20), 0}, {a.substr(20), 1}},                               // no newline after it
+      {{a + " ", 1}},                                                          // a space after it
       {{a + "\r", 1}, {"\n" + b.substr(0, 30), 1}, {b.substr(30) + "\n", 2}},  // CRLF cut in two
-      {{a + b.substr(0, 30), 1}, {b.substr(30), 2}},                       // the next one begun, no newline
-      {{a + "\t " + b.substr(0, 30), 1}, {b.substr(30), 2}},                // spaces between, no newline
-      {{R"({"type":"MODIFIED",)" "\n" R"("object":{"metadata":{"name":"x"}}})", 1}},  // over two lines
+      {{a + b.substr(0, 30), 1}, {b.substr(30), 2}},                           // the next one begun, no newline
+      {{a + "\t " + b.substr(0, 30), 1}, {b.substr(30), 2}},                   // spaces between, no newline
+      {{R"({"type":"MODIFIED",)"
+        "\n"
+        R"("object":{"metadata":{"name":"x"}}})",
+        1}},  // over two lines
   };
   for (const bool reader : {false, true}) {
     for (const auto& steps : cases) {

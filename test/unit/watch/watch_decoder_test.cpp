@@ -89,7 +89,7 @@ decoded decode_http(std::string_view raw, const std::vector<std::size_t>& cuts) 
   return r;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("recorded configmap watch decodes to the events the server sent", "[watch]") {
   const auto body = watch_test::read_data("configmaps.jsonl");
@@ -99,10 +99,9 @@ TEST_CASE("recorded configmap watch decodes to the events the server sent", "[wa
   // What the recording script did, in order (README.md).
   using t = watch_event_type;
   const std::vector<std::pair<t, std::string>> script{
-      {t::added, "rec-initial"}, {t::bookmark, ""},        {t::added, "rec-small"},
-      {t::added, "rec-text"},    {t::added, "rec-large"},  {t::modified, "rec-small"},
-      {t::modified, "rec-text"}, {t::deleted, "rec-small"}, {t::deleted, "rec-large"},
-      {t::bookmark, ""}};
+      {t::added, "rec-initial"}, {t::bookmark, ""},          {t::added, "rec-small"},   {t::added, "rec-text"},
+      {t::added, "rec-large"},   {t::modified, "rec-small"}, {t::modified, "rec-text"}, {t::deleted, "rec-small"},
+      {t::deleted, "rec-large"}, {t::bookmark, ""}};
   REQUIRE(got.events.size() == script.size());
   for (std::size_t i = 0; i < script.size(); ++i) {
     INFO("event " << i);
@@ -112,7 +111,8 @@ TEST_CASE("recorded configmap watch decodes to the events the server sent", "[wa
   // Escapes and UTF-8 are decoded, not passed through.
   const auto& data = got.events[3].object.at("data").as_object();
   CHECK(data.at("quotes").as_string() == R"(say "hi" <b> & \back\slash)");
-  CHECK(data.at("unicode").as_string() == "gr\xc3\xbc\xc3\x9f" "e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x9a\x80");
+  CHECK(data.at("unicode").as_string() == "gr\xc3\xbc\xc3\x9f"
+                                          "e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x9a\x80");
   CHECK(data.at("multiline").as_string() == "line1\nline2\r\n\ttabbed");
   // The first bookmark marks the end of the initial state.
   CHECK(got.events[1].object.at("metadata").at("annotations").at("k8s.io/initial-events-end") == "true");

@@ -99,4 +99,4 @@ inline std::vector<oracle_event> oracle(std::string_view jsonl) {
   return out;
 }
 
-} // namespace watch_test
+}  // namespace watch_test

@@ -75,7 +75,7 @@ TEST_CASE("delay_heap: earliest first, ties in insertion order, earlier time win
   CHECK(h.push(&late, t0 + 30ms));
   CHECK(h.push(&tie1, t0 + 10ms));
   CHECK(h.push(&tie2, t0 + 10ms));
-  CHECK(h.push(&late, t0 + 5ms));          // moves earlier
+  CHECK(h.push(&late, t0 + 5ms));         // moves earlier
   CHECK_FALSE(h.push(&tie1, t0 + 20ms));  // later: ignored
   CHECK(h.size() == 3);
   CHECK(late.heap_refs == 2);  // the current entry and the stale one
@@ -158,7 +158,8 @@ TEST_CASE("delay_heap: a push that runs out of memory changes neither the node n
   CHECK(h.next_ready_at(unref) == t0 + 20ms);
   CHECK(h.push(&c, t0 + 10ms));  // with memory again, as if nothing had happened
   strings out;
-  h.pop_ready(t0 + 1h, [&](test_node* n) { out.push_back(n->item); }, unref);
+  h.pop_ready(
+      t0 + 1h, [&](test_node* n) { out.push_back(n->item); }, unref);
   CHECK(out == strings{"c", "a", "b"});
   CHECK(h.empty());
   CHECK(unrefs == 3);
@@ -304,8 +305,8 @@ TEST_CASE("delaying_queue: with the real clock near and far ready times are deli
     steady::time_point got{};
     int position = -1;
   };
-  std::vector<planned> plan = {{"d", 3000us, {}, {}}, {"b", 20us, {}, {}}, {"c", 40us, {}, {}},
-                               {"a", 5us, {}, {}},    {"e", 3500us, {}, {}}};
+  std::vector<planned> plan = {
+      {"d", 3000us, {}, {}}, {"b", 20us, {}, {}}, {"c", 40us, {}, {}}, {"a", 5us, {}, {}}, {"e", 3500us, {}, {}}};
   int taken = 0;
   asio::co_spawn(
       io,
@@ -365,8 +366,8 @@ TEST_CASE("delay_heap: many ready at once come out in time order, ties in call o
     const int ms = 499 - i - (i % 10 == 1 ? 1 : 0);
     h.push(&nodes[static_cast<std::size_t>(i)], t0 + std::chrono::milliseconds(ms));
   }
-  h.push(&nodes[7], t0 - 1ms);    // moved earlier: its old entry becomes stale
-  h.push(&late, t0 + 1000ms);     // not ready
+  h.push(&nodes[7], t0 - 1ms);  // moved earlier: its old entry becomes stale
+  h.push(&late, t0 + 1000ms);   // not ready
   CHECK(h.size() == 501);
   strings out;
   auto take = [&](test_node* n) { out.push_back(n->item); };
@@ -470,7 +471,8 @@ TEST_CASE("delay_heap: a large heap with some or most entries ready hands out ex
   strings want;
   for (auto& [t, i] : keyed) want.push_back("k" + std::to_string(i));
   strings out;
-  h.pop_ready(t0 + std::chrono::milliseconds(cut), [&](test_node* n) { out.push_back(n->item); }, unref);
+  h.pop_ready(
+      t0 + std::chrono::milliseconds(cut), [&](test_node* n) { out.push_back(n->item); }, unref);
   CHECK(out == want);
   CHECK(h.size() == static_cast<std::size_t>(count) + 1 - want.size());
   int next = 10'000;

@@ -160,11 +160,21 @@ void run_model(std::uint32_t seed, int steps, int keys, bool delays, MakeKey mak
       on_executor(io, [&] {
         for (const op& o : ops) {
           switch (o.kind) {
-            case op_kind::add: q.add(o.key); break;
-            case op_kind::add_after: q.add_after(o.key, o.delay); break;
-            case op_kind::get: gets.push_back(q.try_get()); break;
-            case op_kind::done: q.done(o.key); break;
-            case op_kind::len: lens.push_back(q.len()); break;
+          case op_kind::add:
+            q.add(o.key);
+            break;
+          case op_kind::add_after:
+            q.add_after(o.key, o.delay);
+            break;
+          case op_kind::get:
+            gets.push_back(q.try_get());
+            break;
+          case op_kind::done:
+            q.done(o.key);
+            break;
+          case op_kind::len:
+            lens.push_back(q.len());
+            break;
           }
         }
       });
@@ -215,7 +225,7 @@ TEST_CASE("model: delaying queue with many string keys follows client-go's rules
   // Enough distinct keys that the index and the node slabs grow, and (after
   // the final drain) shrink and are given back.
   run_model<std::string, std::hash<std::string>>(7, 25000, 5000, true,
-                                                  [](int i) { return "default/object-" + std::to_string(i); });
+                                                 [](int i) { return "default/object-" + std::to_string(i); });
 }
 
 TEST_CASE("model: delaying queue with keys in the node and on the heap follows client-go's rules",
@@ -260,7 +270,7 @@ TEST_CASE("model: queue fed mostly new keys follows client-go's rules", "[workqu
   // Keys drawn from a million: nearly every add brings a new item, so the
   // node pool and the index keep growing (and retiring) under the model.
   run_model<std::string, std::hash<std::string>>(8, 8000, 1000000, false,
-                                                  [](int i) { return "default/object-" + std::to_string(i); });
+                                                 [](int i) { return "default/object-" + std::to_string(i); });
   run_model<std::string, std::hash<std::string>>(9, 8000, 1000000, true,
-                                                  [](int i) { return "default/object-" + std::to_string(i); });
+                                                 [](int i) { return "default/object-" + std::to_string(i); });
 }

@@ -17,7 +17,8 @@ namespace detail = kube::workqueue::detail;
 namespace {
 
 struct test_node {
-  explicit test_node(std::uint64_t v) : value(v) {}
+  explicit test_node(std::uint64_t v)
+      : value(v) {}
   std::uint64_t value;
   std::uint32_t id = 0;
   unsigned char pad[48]{};  // 64 bytes, as the queue's std::string node
@@ -67,9 +68,7 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
   // The index finds each node by value through its id, and erases exactly.
   detail::flat_index<test_node> index(pool);
   for (test_node* n : live) index.insert(n, hash_of(n->value));
-  auto find = [&](std::uint64_t v) {
-    return index.find(hash_of(v), [v](const test_node& n) { return n.value == v; });
-  };
+  auto find = [&](std::uint64_t v) { return index.find(hash_of(v), [v](const test_node& n) { return n.value == v; }); };
   for (test_node* n : live) REQUIRE(find(n->value) == n);
   for (std::size_t i = 0; i < live.size(); i += 2) index.erase(live[i], hash_of(live[i]->value));
   CHECK(index.size() == live.size() / 2);
@@ -80,7 +79,8 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
   // is added where its probe ended.
   test_node* odd = live[1];
   test_node* twin = pool.create(odd->value);
-  CHECK(index.find_or_insert(twin, hash_of(odd->value), [&](const test_node& n) { return n.value == odd->value; }) == odd);
+  CHECK(index.find_or_insert(twin, hash_of(odd->value), [&](const test_node& n) { return n.value == odd->value; }) ==
+        odd);
   CHECK(index.size() == live.size() / 2);
   pool.destroy(twin);
   test_node* fresh = pool.create(std::uint64_t{777777});
@@ -100,7 +100,8 @@ TEST_CASE("node_pool: ids resolve to their nodes while slabs are released and th
 
 namespace {
 struct wide_node {
-  explicit wide_node(std::uint64_t v) : value(v) {}
+  explicit wide_node(std::uint64_t v)
+      : value(v) {}
   std::uint64_t value;
   std::uint32_t id = 0;
   unsigned char pad[60]{};  // 72 bytes: a full slab leaves some of its huge page over

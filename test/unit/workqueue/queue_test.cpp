@@ -156,8 +156,7 @@ TEST_CASE("queue: completion is never invoked inside async_get", "[workqueue][qu
   settle(io);
 }
 
-TEST_CASE("queue: shutdown wakes parked workers, refuses adds, still hands out queued items",
-          "[workqueue][queue]") {
+TEST_CASE("queue: shutdown wakes parked workers, refuses adds, still hands out queued items", "[workqueue][queue]") {
   asio::io_context io;
   wq::queue<std::string> q(io.get_executor());
   auto parked = std::make_shared<got>();
@@ -531,7 +530,7 @@ TEST_CASE("queue: items done and added again across many done() calls are queued
       REQUIRE(held.size() == 700);
       CHECK(held.front() == "k0");
       CHECK(held.back() == "k699");
-      q.add("k5");  // held: requeued at done
+      q.add("k5");                                                         // held: requeued at done
       for (auto it = held.rbegin(); it != held.rend(); ++it) q.done(*it);  // oldest handed out last
       CHECK(q.len() == 1);
       auto again = q.try_get();
@@ -567,7 +566,7 @@ TEST_CASE("queue: keys kept in the node and on the heap are exact at every lengt
     for (const auto& k : keys) q.add(k);  // by copy
   }
   for (auto k : keys) q.add(std::move(k));  // by move: still a duplicate
-  settle(io);  // (adds from outside the executor are applied there)
+  settle(io);                               // (adds from outside the executor are applied there)
   CHECK(q.len() == keys.size());
   CHECK(m->adds() == keys.size());
   std::vector<std::string> out;

@@ -135,11 +135,10 @@ TEST_CASE("rate_limited_queue: add_rate_limited waits the limiter's delay - forg
   // client-go TestRateLimitingQueue.
   asio::io_context io;
   kube::manual_clock clk;
-  wq::rate_limited_queue<std::string> q(
-      io.get_executor(),
-      std::make_unique<wq::exponential_rate_limiter<std::string>>(
-          wq::exponential_rate_limiter_params{.base_delay = 1ms, .max_delay = 1s}),
-      {.time_source = &clk});
+  wq::rate_limited_queue<std::string> q(io.get_executor(),
+                                        std::make_unique<wq::exponential_rate_limiter<std::string>>(
+                                            wq::exponential_rate_limiter_params{.base_delay = 1ms, .max_delay = 1s}),
+                                        {.time_source = &clk});
   q.add_rate_limited("one");
   settle(io);
   CHECK(q.waiting_for_delay() == 1);

@@ -149,8 +149,7 @@ TEST_CASE("threads: len and shutting_down may be read from another thread", "[wo
   CHECK(q.shutting_down());
 }
 
-TEST_CASE("threads: a queue on a strand of a 2-thread pool serves workers and remote adds",
-          "[workqueue][threads]") {
+TEST_CASE("threads: a queue on a strand of a 2-thread pool serves workers and remote adds", "[workqueue][threads]") {
   asio::thread_pool pool(2);
   auto strand = asio::make_strand(pool.get_executor());
   wq::delaying_queue<int> q(strand);
@@ -191,8 +190,7 @@ TEST_CASE("threads: a queue on a strand of a 2-thread pool serves workers and re
 // and the drain just unscheduled (or about to). A lost wake-up would leave an
 // item on the stack with no drain scheduled: the worker would never see it
 // and io.run() would not return (the test would time out).
-TEST_CASE("threads: adds one at a time, each after the previous was processed, all arrive",
-          "[workqueue][threads]") {
+TEST_CASE("threads: adds one at a time, each after the previous was processed, all arrive", "[workqueue][threads]") {
   asio::io_context io;
   wq::queue<int> q(io.get_executor());
   constexpr int n = 5'000;

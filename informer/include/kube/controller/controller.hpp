@@ -85,8 +85,7 @@ public:
   /// Primary informer from the factory (factory.for_type<T>()); owns<U>() and
   /// watches<U>(map) take their informers from the same factory. The factory
   /// must outlive the controller.
-  controller(informer::informer_factory& factory, controller_params options = {})
-    requires resource<T>
+  controller(informer::informer_factory& factory, controller_params options = {}) requires resource<T>
       : controller(factory.get_client().get_executor(), factory.for_type<T>(), std::move(options)) {
     factory_ = &factory;
   }
@@ -94,7 +93,9 @@ public:
   /// Any informer of T (e.g. over the dynamic client or a scripted fake).
   controller(const boost::asio::any_io_executor& ex, std::shared_ptr<informer::shared_index_informer<T>> primary,
              controller_params options = {})
-      : primary_(std::move(primary)), owner_(options.owner), loop_(std::make_shared<work_loop>(ex, options)) {
+      : primary_(std::move(primary)),
+        owner_(options.owner),
+        loop_(std::make_shared<work_loop>(ex, options)) {
     if (!primary_) {
       throw std::invalid_argument("kube::controller::controller: the primary informer is null");
     }
@@ -117,10 +118,7 @@ public:
 
   /// Events on U enqueue U's controller owner of type T. From the factory.
   template <class U>
-    requires resource<U>
-  controller& owns() {
-    return owns<U>(require_factory().template for_type<U>());
-  }
+  requires resource<U> controller& owns() { return owns<U>(require_factory().template for_type<U>()); }
 
   /// The same over a given informer of U.
   template <class U>
@@ -141,8 +139,7 @@ public:
   /// Events on U enqueue the keys `map(const U&)` returns (a container of
   /// strings). From the factory.
   template <class U, class Map>
-    requires resource<U>
-  controller& watches(Map map) {
+  requires resource<U> controller& watches(Map map) {
     return watches<U>(require_factory().template for_type<U>(), std::move(map));
   }
 
@@ -203,7 +200,8 @@ public:
     if (!reconcile) {
       throw std::invalid_argument("kube::controller::controller::async_run: reconcile is empty");
     }
-    auto wrapped = [this, r = std::move(reconcile)](const std::string& key) -> boost::asio::awaitable<reconcile_result> {
+    auto wrapped = [this,
+                    r = std::move(reconcile)](const std::string& key) -> boost::asio::awaitable<reconcile_result> {
       reconcile_request<T> req;
       req.key = key;
       if (auto k = parse_key(key)) {
@@ -221,7 +219,8 @@ public:
       auto op = r(std::move(req));
       co_return co_await std::move(op);
     };
-    return loop_->async_run(std::move(wrapped), [this] { return wait_synced(); }, std::forward<Token>(token));
+    return loop_->async_run(
+        std::move(wrapped), [this] { return wait_synced(); }, std::forward<Token>(token));
   }
 
   /// The primary informer and a lister over its cache (any thread).
@@ -306,4 +305,4 @@ private:
   std::vector<tracked> tracked_;
 };
 
-} // namespace kube::controller
+}  // namespace kube::controller

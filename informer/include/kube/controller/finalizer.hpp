@@ -47,9 +47,7 @@ template <class T>
 /// metadata.deletionTimestamp is set: the object is being deleted.
 template <class T>
   requires resource<T>
-[[nodiscard]] bool is_being_deleted(const T& obj) {
-  return kube::finalizers::detail::deleting(obj);
-}
+[[nodiscard]] bool is_being_deleted(const T& obj) { return kube::finalizers::detail::deleting(obj); }
 
 namespace detail {
 
@@ -64,39 +62,38 @@ boost::asio::awaitable<bool> write_finalizer(const api<T>& api_ref, const T& obj
   co_return r.wrote;
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// Adds `finalizer` unless present or the object is being deleted. True if
 /// it wrote.
 template <class T>
-  requires resource<T>
-boost::asio::awaitable<bool> ensure_finalizer(const api<T>& a, const T& obj, std::string_view finalizer) {
-  return detail::write_finalizer<T>(a, obj, finalizer, true);
-}
+  requires resource<T> boost::asio::awaitable<bool> ensure_finalizer(const api<T>& a, const T& obj,
+                                                                     std::string_view finalizer) {
+    return detail::write_finalizer<T>(a, obj, finalizer, true);
+  }
 
 /// Removes `finalizer` only. True if it wrote; false if absent or the
 /// object is gone.
 template <class T>
-  requires resource<T>
-boost::asio::awaitable<bool> remove_finalizer(const api<T>& a, const T& obj, std::string_view finalizer) {
-  return detail::write_finalizer<T>(a, obj, finalizer, false);
-}
+  requires resource<T> boost::asio::awaitable<bool> remove_finalizer(const api<T>& a, const T& obj,
+                                                                     std::string_view finalizer) {
+    return detail::write_finalizer<T>(a, obj, finalizer, false);
+  }
 
 /// The reconcile step: alive -> ensure ours (added); being deleted with
 /// ours -> co_await cleanup(obj), then remove ours (finalized); otherwise
 /// none. kube::finalizers' step (one flow, in libkube) through the typed client.
 template <class T>
-  requires resource<T>
-boost::asio::awaitable<kube::finalizers::action> handle_finalizer(
-    const api<T>& api_ref, const std::shared_ptr<const T>& obj_ref, std::string_view finalizer_ref,
-    const std::function<boost::asio::awaitable<void>(const T&)>& cleanup_ref) {
-  if (!obj_ref) {
-    co_return kube::finalizers::action::none;
+  requires resource<T> boost::asio::awaitable<kube::finalizers::action>
+  handle_finalizer(const api<T>& api_ref, const std::shared_ptr<const T>& obj_ref, std::string_view finalizer_ref,
+                   const std::function<boost::asio::awaitable<void>(const T&)>& cleanup_ref) {
+    if (!obj_ref) {
+      co_return kube::finalizers::action::none;
+    }
+    // Copies: the caller's arguments need only live until the first suspension.
+    auto op = kube::finalizers::detail::handle_object(api_ref, *obj_ref, std::string(finalizer_ref), cleanup_ref);
+    auto r = co_await std::move(op);
+    co_return r.action;
   }
-  // Copies: the caller's arguments need only live until the first suspension.
-  auto op = kube::finalizers::detail::handle_object(api_ref, *obj_ref, std::string(finalizer_ref), cleanup_ref);
-  auto r = co_await std::move(op);
-  co_return r.action;
-}
 
-} // namespace kube::controller
+}  // namespace kube::controller

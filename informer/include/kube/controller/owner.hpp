@@ -36,11 +36,10 @@ struct owner_type {
 
 /// The owner_type of a resource type (generated or CRD).
 template <class T>
-  requires resource<T>
-owner_type owner_type_of() {
-  return owner_type{std::string(resource_traits<T>::group), std::string(resource_traits<T>::kind),
-                    resource_traits<T>::namespaced};
-}
+  requires resource<T> owner_type owner_type_of() {
+    return owner_type{std::string(resource_traits<T>::group), std::string(resource_traits<T>::kind),
+                      resource_traits<T>::namespaced};
+  }
 
 /// True if an owner reference (its apiVersion, kind and controller flag)
 /// is the controller reference of an owner of type `owner`.
@@ -79,4 +78,4 @@ std::optional<std::string> controller_owner_key(const U& obj, const owner_type& 
 /// The same for a kube::unstructured object (metadata.ownerReferences).
 [[nodiscard]] std::optional<std::string> controller_owner_key(const unstructured& obj, const owner_type& owner);
 
-} // namespace kube::controller
+}  // namespace kube::controller

@@ -56,7 +56,8 @@ public:
   [[nodiscard]] const std::string& message() const noexcept { return message_; }
 
 private:
-  explicit reconcile_result(action a) : what_(a) {}
+  explicit reconcile_result(action a)
+      : what_(a) {}
   action what_ = action::done;
   std::chrono::steady_clock::duration delay_{};
   error_code ec_{};
@@ -94,4 +95,4 @@ struct reconcile_request {
   [[nodiscard]] bool gone() const noexcept { return !object; }
 };
 
-} // namespace kube::controller
+}  // namespace kube::controller

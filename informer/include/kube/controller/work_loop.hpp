@@ -138,4 +138,4 @@ private:
   std::atomic<unsigned> in_flight_{0}, max_in_flight_{0};
 };
 
-} // namespace kube::controller
+}  // namespace kube::controller

@@ -27,7 +27,9 @@ struct backoff_policy {
 /// last delay taken. Plain value, not thread-safe.
 class backoff {
 public:
-  explicit backoff(backoff_policy p = {}) : p_(p), b_(fresh()) {}
+  explicit backoff(backoff_policy p = {})
+      : p_(p),
+        b_(fresh()) {}
 
   /// The next delay at time `now`; `random01` in [0, 1) draws the jitter.
   clock::duration next(clock::time_point now, double random01) {
@@ -51,4 +53,4 @@ private:
   std::optional<clock::time_point> last_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

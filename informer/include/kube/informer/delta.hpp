@@ -57,4 +57,4 @@ struct delta_list {
   bool is_in_initial_list = false;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

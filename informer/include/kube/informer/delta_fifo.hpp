@@ -77,7 +77,8 @@ public:
   /// An empty `key` means `default_key_func<T>()`; std::invalid_argument if
   /// T has no default either.
   explicit delta_fifo(key_func<T> key = default_key_func<T>(), const known_objects<T>* known = nullptr)
-      : key_(key ? std::move(key) : default_key_func<T>()), known_(known) {
+      : key_(key ? std::move(key) : default_key_func<T>()),
+        known_(known) {
     if (!key_) {
       throw std::invalid_argument("delta_fifo: a key function is required for this object type");
     }
@@ -191,7 +192,8 @@ public:
         auto last = known_->get_by_key(k);
         ++queued_deletions;
         auto key_copy = k;
-        queue_action(delta_type::deleted, std::move(k), deleted_final_state_unknown<T>{std::move(key_copy), std::move(last)});
+        queue_action(delta_type::deleted, std::move(k),
+                     deleted_final_state_unknown<T>{std::move(key_copy), std::move(last)});
       }
     }
 
@@ -264,9 +266,8 @@ private:
   }
   template <class Executor, class Handler>
   static void post_result(const Executor& ex, Handler&& h, error_code ec, delta_list<T> dl) {
-    boost::asio::post(ex, [h = std::forward<Handler>(h), ec, dl = std::move(dl)]() mutable {
-      std::move(h)(ec, std::move(dl));
-    });
+    boost::asio::post(
+        ex, [h = std::forward<Handler>(h), ec, dl = std::move(dl)]() mutable { std::move(h)(ec, std::move(dl)); });
   }
 
   // Wakes a waiting async_pop, if any. The key is popped only when the
@@ -358,4 +359,4 @@ private:
   boost::asio::cancellation_slot waiter_slot_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -58,7 +58,9 @@ inline error_code check_object(const unstructured& u, const std::string& expecte
 class dynamic_event_stream final : public event_stream<unstructured> {
 public:
   dynamic_event_stream(watch_stream s, std::string expected_kind, std::string what)
-      : s_(std::move(s)), kind_(std::move(expected_kind)), what_(std::move(what)) {}
+      : s_(std::move(s)),
+        kind_(std::move(expected_kind)),
+        what_(std::move(what)) {}
   ~dynamic_event_stream() override { s_.close(); }
 
   boost::asio::awaitable<std::optional<event<unstructured>>> next() override {
@@ -123,14 +125,15 @@ private:
   bool done_ = false;
 };
 
-} // namespace detail
+}  // namespace detail
 
 /// list/watch through a kube::dynamic_api (its namespace, or all namespaces
 /// when it has none). Errors keep the client's codes and diagnostics.
 class dynamic_lister_watcher final : public lister_watcher<unstructured> {
 public:
   explicit dynamic_lister_watcher(dynamic_api api, dynamic_lister_watcher_params options = {})
-      : api_(std::move(api)), opts_(std::move(options)) {}
+      : api_(std::move(api)),
+        opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<unstructured>> list(const list_params& params) override {
     return detail::list_or_watch<list_outcome<unstructured>>(
@@ -173,4 +176,4 @@ private:
   dynamic_lister_watcher_params opts_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

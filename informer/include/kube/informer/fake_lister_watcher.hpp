@@ -54,7 +54,8 @@ public:
           // slot (it took over the original one).
           slot_ = h_.get_cancellation_slot();
           if (slot_.is_connected()) {
-            slot_.assign([this](boost::asio::cancellation_type) { finish(boost::asio::error::operation_aborted, true); });
+            slot_.assign(
+                [this](boost::asio::cancellation_type) { finish(boost::asio::error::operation_aborted, true); });
           }
         },
         boost::asio::use_awaitable);
@@ -81,7 +82,7 @@ private:
   boost::asio::cancellation_slot slot_;
 };
 
-} // namespace detail
+}  // namespace detail
 
 /// The scripted lister_watcher. Lists and watches are answered from two
 /// queues, in order; a call finding its queue empty waits until the test
@@ -233,7 +234,8 @@ public:
 private:
   class fake_stream final : public event_stream<T> {
   public:
-    explicit fake_stream(std::shared_ptr<stream_state> s) : s_(std::move(s)) {}
+    explicit fake_stream(std::shared_ptr<stream_state> s)
+        : s_(std::move(s)) {}
     ~fake_stream() override { s_->closed_ = true; }
     boost::asio::awaitable<std::optional<event<T>>> next() override {
       for (;;) {
@@ -283,4 +285,4 @@ private:
   detail::parked watch_wake_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -299,9 +299,9 @@ private:
 
   key_func<T> key_;
   mutable std::shared_mutex mutex_;
-  index_funcs<T> funcs_;                                  // written only under the exclusive lock
+  index_funcs<T> funcs_;  // written only under the exclusive lock
   std::unordered_map<std::string, object_ptr> items_;
   std::unordered_map<std::string, index_map> indices_;  // index name -> value -> keys
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

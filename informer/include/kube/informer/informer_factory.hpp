@@ -35,10 +35,10 @@
 namespace kube::informer {
 
 struct informer_factory_params {
-  std::string namespace_name = {};               ///< empty: all namespaces
+  std::string namespace_name = {};              ///< empty: all namespaces
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
-  bool strip_managed_fields = false;             ///< for_resource, for_type and for_metadata informers drop managedFields
-  watch_error_handler on_watch_error = {};       ///< given to every informer
+  bool strip_managed_fields = false;        ///< for_resource, for_type and for_metadata informers drop managedFields
+  watch_error_handler on_watch_error = {};  ///< given to every informer
 };
 
 /// client-go's SharedInformerFactory: one informer per resource (or per
@@ -90,8 +90,8 @@ public:
       o.name = gvr.resource;
       metadata_lister_watcher_params lo;
       lo.strip_managed_fields = opts_.strip_managed_fields;
-      auto lw = std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name),
-                                                          std::move(lo));
+      auto lw =
+          std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name), std::move(lo));
       return std::pair{std::shared_ptr<lister_watcher<partial_object_metadata>>(std::move(lw)), std::move(o)};
     });
   }
@@ -99,21 +99,20 @@ public:
   /// The informer of the typed resource T (a generated or CRD type) over
   /// kube::api<T> (created on first use). strip_managed_fields applies.
   template <class T>
-    requires resource<T>
-  std::shared_ptr<shared_index_informer<T>> for_type() {
-    std::string key = "typed:";
-    key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
-    return informer<T>(key, [&]() {
-      informer_params<T> o;
-      o.name = std::string(resource_traits<T>::plural);
-      auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
-                                                                               : api<T>(client_);
-      typed_lister_watcher_params lo;
-      lo.strip_managed_fields = opts_.strip_managed_fields;
-      auto lw = std::make_shared<typed_lister_watcher<T>>(std::move(a), std::move(lo));
-      return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
-    });
-  }
+    requires resource<T> std::shared_ptr<shared_index_informer<T>> for_type() {
+      std::string key = "typed:";
+      key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
+      return informer<T>(key, [&]() {
+        informer_params<T> o;
+        o.name = std::string(resource_traits<T>::plural);
+        auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
+                                                                                 : api<T>(client_);
+        typed_lister_watcher_params lo;
+        lo.strip_managed_fields = opts_.strip_managed_fields;
+        auto lw = std::make_shared<typed_lister_watcher<T>>(std::move(a), std::move(lo));
+        return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
+      });
+    }
 
   /// The informer registered under `key`, created by `make` on first use.
   /// `make` returns {lister_watcher, informer_params}; the factory's
@@ -198,7 +197,12 @@ private:
       // async_run's initiation runs here; the informer's coroutine runs on
       // its own strand, where the cancellation signal is emitted too.
       boost::asio::post(e.strand, [start = e.start, sig, this] {
-        start(sig->slot(), [this] { boost::asio::post(strand_, [this] { --active_; cv_.cancel(); }); });
+        start(sig->slot(), [this] {
+          boost::asio::post(strand_, [this] {
+            --active_;
+            cv_.cancel();
+          });
+        });
       });
     }
   }
@@ -266,4 +270,4 @@ private:
   bool running_ = false;    // strand_ only
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -64,4 +64,4 @@ key_func<T> default_key_func() {
   }
 }
 
-} // namespace kube::informer
+}  // namespace kube::informer

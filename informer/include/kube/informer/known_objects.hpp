@@ -24,4 +24,4 @@ protected:
   known_objects& operator=(const known_objects&) = default;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -319,4 +319,4 @@ private:
   std::vector<requirement> reqs_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -19,7 +19,7 @@ namespace kube::informer {
 /// with metadata, kube::unstructured, PartialObjectMetadata.
 template <class T>
 concept has_labels = requires(const T& o) {
-  { o.labels().find(std::string()) };
+  {o.labels().find(std::string())};
 };
 
 /// Reads an object's labels for selector matching.
@@ -40,7 +40,8 @@ public:
 
   /// `labels` reads an object's labels; empty: `o.labels()` when T has it.
   explicit lister(std::shared_ptr<const indexer<T>> cache, labels_func<T> labels = {})
-      : cache_(std::move(cache)), labels_(std::move(labels)) {
+      : cache_(std::move(cache)),
+        labels_(std::move(labels)) {
     if (!cache_) {
       throw std::invalid_argument("lister: a cache is required");
     }
@@ -67,7 +68,9 @@ public:
   /// A view restricted to one namespace (client-go's XNamespaceLister).
   class namespaced {
   public:
-    namespaced(const lister* l, std::string ns) : l_(l), ns_(std::move(ns)) {}
+    namespaced(const lister* l, std::string ns)
+        : l_(l),
+          ns_(std::move(ns)) {}
     [[nodiscard]] std::vector<object_ptr> list(const label_selector& selector = {}) const {
       return l_->list(ns_, selector);
     }
@@ -113,4 +116,4 @@ private:
   labels_func<T> labels_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

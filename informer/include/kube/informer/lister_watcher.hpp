@@ -186,6 +186,6 @@ std::optional<event<T>> read_failure(const kube::error& e) {
   return out;
 }
 
-} // namespace detail
+}  // namespace detail
 
-} // namespace kube::informer
+}  // namespace kube::informer

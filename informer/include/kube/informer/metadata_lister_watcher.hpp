@@ -51,12 +51,13 @@ inline error_code check_metadata_object(const partial_object_metadata& obj, cons
 }
 
 inline object_policy<partial_object_metadata> metadata_policy(bool strip_managed) {
-  return {&check_metadata_object,
-          [](partial_object_metadata& obj, bool strip) { prepare_metadata(obj, !is_partial_object_metadata(obj), strip); },
-          strip_managed};
+  return {
+      &check_metadata_object,
+      [](partial_object_metadata& obj, bool strip) { prepare_metadata(obj, !is_partial_object_metadata(obj), strip); },
+      strip_managed};
 }
 
-} // namespace detail
+}  // namespace detail
 
 /// list/watch through a kube::metadata_api (its namespace, or all
 /// namespaces / cluster-wide when it has none): informers whose cache holds
@@ -68,7 +69,8 @@ inline object_policy<partial_object_metadata> metadata_policy(bool strip_managed
 class metadata_lister_watcher final : public lister_watcher<partial_object_metadata> {
 public:
   explicit metadata_lister_watcher(metadata_api api, metadata_lister_watcher_params options = {})
-      : api_(std::move(api)), opts_(std::move(options)) {}
+      : api_(std::move(api)),
+        opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<partial_object_metadata>> list(const list_params& params) override {
     using outcome = list_outcome<partial_object_metadata>;
@@ -98,4 +100,4 @@ private:
   metadata_lister_watcher_params opts_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

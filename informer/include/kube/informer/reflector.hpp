@@ -46,28 +46,28 @@ using transform_func = std::function<std::shared_ptr<const T>(std::shared_ptr<co
 
 template <class T>
 struct reflector_params {
-  std::string name = "reflector";          ///< names the reflector in error messages
-  std::shared_ptr<const clock> clk = {};   ///< null: default_clock() (real_clock())
-  std::function<double()> random = {};     ///< uniform [0, 1); null: a seeded mt19937_64
-  backoff_policy backoff = {};             ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
+  std::string name = "reflector";               ///< names the reflector in error messages
+  std::shared_ptr<const clock> clk = {};        ///< null: default_clock() (real_clock())
+  std::function<double()> random = {};          ///< uniform [0, 1); null: a seeded mt19937_64
+  backoff_policy backoff = {};                  ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
   std::chrono::seconds min_watch_timeout{300};  ///< timeoutSeconds is random in [min, max]
   std::chrono::seconds max_watch_timeout{600};
-  long long page_size = 500;               ///< page size of "0" and "" lists; 0: no paging
-  bool streaming_list = false;             ///< try sendInitialEvents=true first, fall back to list
+  long long page_size = 500;    ///< page size of "0" and "" lists; 0: no paging
+  bool streaming_list = false;  ///< try sendInitialEvents=true first, fall back to list
   watch_error_handler on_watch_error = {};
   transform_func<T> transform = {};
-  key_func<T> key = default_key_func<T>(); ///< for the streaming list's temporary store
+  key_func<T> key = default_key_func<T>();   ///< for the streaming list's temporary store
   std::function<void()> after_replace = {};  ///< called after each replace into the FIFO (the informer's sync check)
 };
 
 /// What the Reflector did so far (for tests and metrics).
 struct reflector_stats {
-  std::size_t lists = 0;              ///< completed lists (each possibly several pages)
-  std::size_t list_requests = 0;      ///< list calls made (pages, retries)
-  std::size_t watches = 0;            ///< watch calls made (incl. streaming lists)
-  std::size_t streaming_syncs = 0;    ///< streaming lists that reached initial-events-end
-  std::size_t streaming_fallbacks = 0;///< streaming lists given up for a list
-  std::size_t errors = 0;             ///< errors passed to the hook
+  std::size_t lists = 0;                ///< completed lists (each possibly several pages)
+  std::size_t list_requests = 0;        ///< list calls made (pages, retries)
+  std::size_t watches = 0;              ///< watch calls made (incl. streaming lists)
+  std::size_t streaming_syncs = 0;      ///< streaming lists that reached initial-events-end
+  std::size_t streaming_fallbacks = 0;  ///< streaming lists given up for a list
+  std::size_t errors = 0;               ///< errors passed to the hook
 };
 
 /// client-go's Reflector: keeps a DeltaFIFO in step with the server by
@@ -110,7 +110,10 @@ public:
   using object_ptr = std::shared_ptr<const T>;
 
   reflector(std::shared_ptr<lister_watcher<T>> lw, delta_fifo<T>& fifo, reflector_params<T> options = {})
-      : lw_(std::move(lw)), fifo_(fifo), o_(std::move(options)), backoff_(o_.backoff) {
+      : lw_(std::move(lw)),
+        fifo_(fifo),
+        o_(std::move(options)),
+        backoff_(o_.backoff) {
     if (!lw_) {
       throw std::invalid_argument("reflector: a lister_watcher is required");
     }
@@ -554,4 +557,4 @@ private:
   reflector_stats stats_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

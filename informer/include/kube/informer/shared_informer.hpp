@@ -81,7 +81,8 @@ public:
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
 
   handler_registration(std::uint64_t id, std::shared_ptr<const std::atomic<bool>> informer_synced)
-      : id_(id), informer_synced_(std::move(informer_synced)) {}
+      : id_(id),
+        informer_synced_(std::move(informer_synced)) {}
 
 private:
   template <class>
@@ -169,11 +170,12 @@ public:
   }
   std::shared_ptr<handler_registration> add_handler(event_handler<T> h, std::chrono::milliseconds resync) {
     auto reg = std::make_shared<handler_registration>(next_id_.fetch_add(1), synced_);
-    boost::asio::post(strand_, [this, alive = std::weak_ptr<const bool>(alive_), reg, h = std::move(h), resync]() mutable {
-      if (!alive.expired()) {
-        do_add(reg, std::move(h), resync);
-      }
-    });
+    boost::asio::post(strand_,
+                      [this, alive = std::weak_ptr<const bool>(alive_), reg, h = std::move(h), resync]() mutable {
+                        if (!alive.expired()) {
+                          do_add(reg, std::move(h), resync);
+                        }
+                      });
     return reg;
   }
   /// Removes a handler (any thread); no notification reaches it once the
@@ -427,4 +429,4 @@ private:
   bool running_ = false;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

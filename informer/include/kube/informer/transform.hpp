@@ -40,4 +40,4 @@ inline transform_func<unstructured> strip_managed_fields() {
   };
 }
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -98,7 +98,9 @@ template <class T>
 class typed_event_stream final : public event_stream<T> {
 public:
   typed_event_stream(typed_watch_stream<T> s, std::string what, object_policy<T> policy)
-      : s_(std::move(s)), what_(std::move(what)), policy_(policy) {}
+      : s_(std::move(s)),
+        what_(std::move(what)),
+        policy_(policy) {}
   ~typed_event_stream() override { s_.close(); }
 
   boost::asio::awaitable<std::optional<event<T>>> next() override {
@@ -157,7 +159,7 @@ private:
   bool done_ = false;
 };
 
-} // namespace detail
+}  // namespace detail
 
 /// list/watch through a kube::api<T> (its namespace, or all namespaces /
 /// cluster-wide when it has none). Errors keep the client's codes and
@@ -169,7 +171,8 @@ template <class T>
 class typed_lister_watcher final : public lister_watcher<T> {
 public:
   explicit typed_lister_watcher(api<T> a, typed_lister_watcher_params options = {})
-      : api_(std::move(a)), opts_(std::move(options)) {}
+      : api_(std::move(a)),
+        opts_(std::move(options)) {}
 
   boost::asio::awaitable<list_outcome<T>> list(const list_params& params) override {
     return detail::list_or_watch<list_outcome<T>>(
@@ -203,4 +206,4 @@ private:
   typed_lister_watcher_params opts_;
 };
 
-} // namespace kube::informer
+}  // namespace kube::informer

@@ -114,7 +114,7 @@ void decode_erased(const boost::json::value& v, void* out, const json_path& at) 
 /// codec on the next value.
 template <class T>
 void read_erased(json_reader& in, void* out, const json_path& at) {
-  if constexpr (requires(T& o) { read_json(in, o, at); }) {
+  if constexpr (requires(T & o) { read_json(in, o, at); }) {
     read_json(in, *static_cast<T*>(out), at);
   } else {
     read_via_dom(in, &decode_erased<T>, out, at);
@@ -125,7 +125,7 @@ void encode_erased(const void* in, boost::json::value& out) {
   encode(*static_cast<const T*>(in), out);
 }
 
-} // namespace codec
+}  // namespace codec
 
 /// Decodes a JSON document into T; throws decode_error.
 template <class T>
@@ -150,4 +150,4 @@ template <class T>
   return codec::encode_text(&codec::encode_erased<T>, &obj);
 }
 
-} // namespace kube
+}  // namespace kube

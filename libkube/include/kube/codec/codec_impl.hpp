@@ -289,4 +289,4 @@ void keep_unknown(unknown_fields& u, std::string_view key, const boost::json::va
 /// Writes the kept unknown members back.
 void put_unknown(boost::json::object& o, const unknown_fields& u);
 
-} // namespace kube::codec
+}  // namespace kube::codec

@@ -43,7 +43,9 @@ public:
 
   /// `text` must outlive the reader and every key it returns.
   explicit json_reader(std::string_view text) noexcept
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()) {}
+      : begin_(text.data()),
+        p_(text.data()),
+        end_(text.data() + text.size()) {}
 
   /// Consumes '{' when the next value is an object; false (nothing consumed)
   /// otherwise.
@@ -94,7 +96,7 @@ private:
   const char* p_;
   const char* end_;
   std::size_t depth_ = 0;
-  bool first_ = false;             // at the first member/element of the open container
+  bool first_ = false;            // at the first member/element of the open container
   std::deque<std::string> keys_;  // keys that needed unescaping
 };
 
@@ -102,4 +104,4 @@ private:
 /// one value); throws decode_error.
 void read_text(std::string_view text, read_fn fn, void* out);
 
-} // namespace kube::codec
+}  // namespace kube::codec

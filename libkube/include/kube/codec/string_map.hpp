@@ -121,14 +121,14 @@ public:
   /// Inserts (key, T(args...)) when `key` is absent; `args` are untouched
   /// otherwise. An rvalue std::string key is moved in.
   template <class K, class... Args>
-    requires std::convertible_to<const K&, std::string_view>
-  std::pair<iterator, bool> try_emplace(K&& key, Args&&... args) {
-    auto it = lower_bound(std::string_view(key));
-    if (it != items_.end() && std::string_view(it->first) == std::string_view(key)) return {it, false};
-    it = items_.emplace(it, std::piecewise_construct, std::forward_as_tuple(std::forward<K>(key)),
-                        std::forward_as_tuple(std::forward<Args>(args)...));
-    return {it, true};
-  }
+    requires std::convertible_to<const K&, std::string_view> std::pair<iterator, bool> try_emplace(K&& key,
+                                                                                                   Args&&... args) {
+      auto it = lower_bound(std::string_view(key));
+      if (it != items_.end() && std::string_view(it->first) == std::string_view(key)) return {it, false};
+      it = items_.emplace(it, std::piecewise_construct, std::forward_as_tuple(std::forward<K>(key)),
+                          std::forward_as_tuple(std::forward<Args>(args)...));
+      return {it, true};
+    }
   /// As std::map::emplace(key, args...): no change when the key exists.
   template <class K, class... Args>
   std::pair<iterator, bool> emplace(K&& key, Args&&... args) {
@@ -141,15 +141,15 @@ public:
     for (; first != last; ++first) insert(value_type(*first));
   }
   template <class K, class M>
-    requires std::convertible_to<const K&, std::string_view>
-  std::pair<iterator, bool> insert_or_assign(K&& key, M&& value) {
-    auto it = find(std::string_view(key));
-    if (it != items_.end()) {
-      it->second = std::forward<M>(value);
-      return {it, false};
+    requires std::convertible_to<const K&, std::string_view> std::pair<iterator, bool> insert_or_assign(K&& key,
+                                                                                                        M&& value) {
+      auto it = find(std::string_view(key));
+      if (it != items_.end()) {
+        it->second = std::forward<M>(value);
+        return {it, false};
+      }
+      return try_emplace(std::forward<K>(key), std::forward<M>(value));
     }
-    return try_emplace(std::forward<K>(key), std::forward<M>(value));
-  }
   size_type erase(std::string_view key) {
     auto it = find(key);
     if (it == end()) return 0;
@@ -201,4 +201,4 @@ private:
   container_type items_;
 };
 
-} // namespace kube
+}  // namespace kube

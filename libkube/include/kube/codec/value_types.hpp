@@ -34,10 +34,16 @@ namespace kube {
 class int_or_string {
 public:
   int_or_string() = default;
-  int_or_string(std::int64_t i) : i_(i) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(int i) : i_(i) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(std::string s) : s_(std::move(s)), is_string_(true) {}  // NOLINT(google-explicit-constructor)
-  int_or_string(const char* s) : s_(s), is_string_(true) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(std::int64_t i)
+      : i_(i) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(int i)
+      : i_(i) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(std::string s)
+      : s_(std::move(s)),
+        is_string_(true) {}  // NOLINT(google-explicit-constructor)
+  int_or_string(const char* s)
+      : s_(s),
+        is_string_(true) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool is_int() const noexcept { return !is_string_; }
   [[nodiscard]] bool is_string() const noexcept { return is_string_; }
@@ -71,7 +77,8 @@ private:
 /// naming the field.
 class quantity {
 public:
-  quantity() : text_("0") {}
+  quantity()
+      : text_("0") {}
   /// Throws std::invalid_argument naming the text if it is not a quantity.
   explicit quantity(std::string text);
 
@@ -99,7 +106,8 @@ class timestamp {
 public:
   using time_point = std::chrono::sys_time<std::chrono::microseconds>;
   timestamp() = default;
-  explicit timestamp(time_point t) : t_(t) {}
+  explicit timestamp(time_point t)
+      : t_(t) {}
   [[nodiscard]] static timestamp now();
   /// Parses RFC 3339 ("2024-05-01T10:00:00Z", offsets and fractions accepted);
   /// nullopt if malformed.
@@ -122,7 +130,8 @@ class micro_timestamp : public timestamp {
 public:
   using timestamp::timestamp;
   micro_timestamp() = default;
-  explicit micro_timestamp(const timestamp& t) : timestamp(t) {}
+  explicit micro_timestamp(const timestamp& t)
+      : timestamp(t) {}
   [[nodiscard]] static micro_timestamp now() { return micro_timestamp(timestamp::now()); }
 };
 
@@ -131,9 +140,12 @@ public:
 class bytes {
 public:
   bytes() = default;
-  bytes(std::string data) : data_(std::move(data)) {}  // NOLINT(google-explicit-constructor)
-  bytes(std::string_view data) : data_(data) {}  // NOLINT(google-explicit-constructor)
-  bytes(const char* data) : data_(data) {}  // NOLINT(google-explicit-constructor)
+  bytes(std::string data)
+      : data_(std::move(data)) {}  // NOLINT(google-explicit-constructor)
+  bytes(std::string_view data)
+      : data_(data) {}  // NOLINT(google-explicit-constructor)
+  bytes(const char* data)
+      : data_(data) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] const std::string& str() const noexcept { return data_; }
   [[nodiscard]] std::string& str() noexcept { return data_; }
@@ -188,10 +200,12 @@ private:
 class unknown_fields {
 public:
   unknown_fields() noexcept = default;
-  unknown_fields(const unknown_fields& o) noexcept : r_(o.r_) {
+  unknown_fields(const unknown_fields& o) noexcept
+      : r_(o.r_) {
     if (r_) add_ref(r_);
   }
-  unknown_fields(unknown_fields&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  unknown_fields(unknown_fields&& o) noexcept
+      : r_(std::exchange(o.r_, nullptr)) {}
   unknown_fields& operator=(const unknown_fields& o) noexcept {
     unknown_fields(o).swap(*this);
     return *this;
@@ -242,8 +256,10 @@ public:
   using value_type = T;
   heap_optional() noexcept = default;
   heap_optional(std::nullopt_t) noexcept {}  // NOLINT(google-explicit-constructor)
-  heap_optional(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
-  heap_optional(const heap_optional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  heap_optional(T v)
+      : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
+  heap_optional(const heap_optional& o)
+      : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   heap_optional(heap_optional&&) noexcept = default;
   heap_optional& operator=(const heap_optional& o) {
     if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
@@ -299,10 +315,14 @@ private:
 template <class T>
 class boxed {
 public:
-  boxed() : p_(std::make_unique<T>()) {}
-  boxed(T v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
-  boxed(const boxed& o) : p_(std::make_unique<T>(*o.p_)) {}
-  boxed(boxed&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  boxed()
+      : p_(std::make_unique<T>()) {}
+  boxed(T v)
+      : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
+  boxed(const boxed& o)
+      : p_(std::make_unique<T>(*o.p_)) {}
+  boxed(boxed&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)) {}
   boxed& operator=(const boxed& o) {
     if (this != &o) p_ = std::make_unique<T>(*o.p_);
     return *this;
@@ -322,4 +342,4 @@ private:
   std::unique_ptr<T> p_;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -113,7 +113,7 @@ struct client_config {
   impersonation_config impersonate;
 
   // --- connection ---
-  std::string proxy_url;             ///< kubeconfig proxy-url; empty: HTTPS_PROXY/NO_PROXY apply
+  std::string proxy_url;  ///< kubeconfig proxy-url; empty: HTTPS_PROXY/NO_PROXY apply
   /// Do not ask for gzip-compressed responses (kubeconfig
   /// `disable-compression`). By default unary requests send
   /// `Accept-Encoding: gzip`, as client-go's do; the apiserver compresses
@@ -122,8 +122,8 @@ struct client_config {
 
   std::string namespace_name = "default";  ///< default namespace for namespaced calls
   std::string user_agent = default_user_agent();
-  double qps = 5;   ///< client-side limiter: requests per second
-  int burst = 10;   ///< client-side limiter: bucket size (requests)
+  double qps = 5;  ///< client-side limiter: requests per second
+  int burst = 10;  ///< client-side limiter: bucket size (requests)
 
   // --- provenance (for messages; empty for in-cluster) ---
   std::string context_name;
@@ -154,11 +154,10 @@ struct client_config {
   /// exists are reported, not skipped. When neither works the error says what
   /// was tried.
   [[nodiscard]] static client_config load_default(const load_default_params& params = {});
-  [[nodiscard]] static client_config load_default(const load_default_params& params, error_code& ec,
-                                                  diagnostics& diag);
+  [[nodiscard]] static client_config load_default(const load_default_params& params, error_code& ec, diagnostics& diag);
 
   /// "kube-cpp/<sdk version> (linux) kubernetes/<api version>".
   [[nodiscard]] static std::string default_user_agent();
 };
 
-} // namespace kube
+}  // namespace kube

@@ -69,8 +69,8 @@ struct kubeconfig {
 
   /// users[].user.exec: a client.authentication.k8s.io credential plugin.
   struct exec_config {
-    std::string api_version;       ///< client.authentication.k8s.io/v1 or v1beta1
-    std::string command;           ///< resolved like a path when it contains '/'
+    std::string api_version;  ///< client.authentication.k8s.io/v1 or v1beta1
+    std::string command;      ///< resolved like a path when it contains '/'
     std::vector<std::string> args;
     std::vector<exec_env_var> env;
     std::string install_hint;
@@ -97,7 +97,7 @@ struct kubeconfig {
     std::string proxy_url;
     bool disable_compression = false;
     std::map<std::string, boost::json::value> extensions;
-    std::string location_of_origin;          ///< the file this entry came from
+    std::string location_of_origin;  ///< the file this entry came from
   };
 
   struct auth_info {
@@ -106,8 +106,8 @@ struct kubeconfig {
     std::string client_key;               ///< a path
     secret_string client_key_data;        ///< PEM bytes, decoded from base64
     secret_string token;
-    std::string token_file;               ///< a path (`tokenFile`)
-    std::string as;                       ///< impersonated user
+    std::string token_file;  ///< a path (`tokenFile`)
+    std::string as;          ///< impersonated user
     std::string as_uid;
     std::vector<std::string> as_groups;
     std::map<std::string, std::vector<std::string>> as_user_extra;
@@ -147,8 +147,7 @@ struct kubeconfig {
   /// Loads and merges with kubectl's rules (see kubeconfig_load_params).
   /// No file at all is not an error: the result is empty, `files` is empty.
   [[nodiscard]] static kubeconfig load(const kubeconfig_load_params& params = {});
-  [[nodiscard]] static kubeconfig load(const kubeconfig_load_params& params, error_code& ec,
-                                       diagnostics& diag);
+  [[nodiscard]] static kubeconfig load(const kubeconfig_load_params& params, error_code& ec, diagnostics& diag);
 
   /// Reads one file (which must exist); paths are resolved when asked.
   [[nodiscard]] static kubeconfig load_file(const std::string& path, bool resolve_paths = true);
@@ -156,8 +155,7 @@ struct kubeconfig {
   /// Parses one document. `origin` names it in messages and is the base for
   /// relative paths (when resolve_paths; a relative origin is taken against
   /// the current directory).
-  [[nodiscard]] static kubeconfig parse(std::string_view yaml, const std::string& origin,
-                                        bool resolve_paths = false);
+  [[nodiscard]] static kubeconfig parse(std::string_view yaml, const std::string& origin, bool resolve_paths = false);
 
   /// The files load() would consider, without reading them: the explicit
   /// path, or KUBECONFIG's list, or $HOME/.kube/config.
@@ -176,4 +174,4 @@ struct kubeconfig {
   [[nodiscard]] std::string describe_files() const;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -21,8 +21,7 @@ namespace kube::detail {
 [[nodiscard]] std::string read_config_file(const std::string& path, std::string_view context);
 
 /// Like read_config_file, but a missing file (ENOENT/ENOTDIR) yields nullopt.
-[[nodiscard]] std::optional<std::string> read_config_file_if_exists(const std::string& path,
-                                                                    std::string_view context);
+[[nodiscard]] std::optional<std::string> read_config_file_if_exists(const std::string& path, std::string_view context);
 
 /// True when the path names an existing non-directory file.
 [[nodiscard]] bool regular_file_exists(const std::string& path);
@@ -51,4 +50,4 @@ namespace kube::detail {
 /// The environment variable's value, or nullopt when unset.
 [[nodiscard]] std::optional<std::string> get_env(const char* name);
 
-} // namespace kube::detail
+}  // namespace kube::detail

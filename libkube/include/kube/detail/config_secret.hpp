@@ -20,7 +20,8 @@ namespace kube {
 class secret_string {
 public:
   secret_string() = default;
-  explicit secret_string(std::string v) : value_(std::move(v)) {}
+  explicit secret_string(std::string v)
+      : value_(std::move(v)) {}
 
   /// The credential itself. Call it only where the value is sent or loaded.
   [[nodiscard]] const std::string& reveal() const noexcept { return value_; }
@@ -40,4 +41,4 @@ private:
   std::string value_;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -27,9 +27,7 @@ class default_options {
 public:
   template <class Token>
     requires is_token<Token, list_params>
-  auto async_list(Token&& token) {
-    return self().async_list(defaults<list_params>, std::forward<Token>(token));
-  }
+  auto async_list(Token&& token) { return self().async_list(defaults<list_params>, std::forward<Token>(token)); }
   template <class Token>
     requires is_token<Token, list_params>
   auto async_list_all(Token&& token) {
@@ -42,9 +40,7 @@ public:
   }
   template <class Token>
     requires is_token<Token, watch_params>
-  auto async_watch(Token&& token) {
-    return self().async_watch(defaults<watch_params>, std::forward<Token>(token));
-  }
+  auto async_watch(Token&& token) { return self().async_watch(defaults<watch_params>, std::forward<Token>(token)); }
   template <class Object, class Token>
     requires is_token<Token, write_params>
   auto async_create(const Object& obj, Token&& token) {
@@ -92,4 +88,4 @@ public:
   }
 };
 
-} // namespace kube::detail
+}  // namespace kube::detail

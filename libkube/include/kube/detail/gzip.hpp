@@ -17,4 +17,4 @@ namespace kube::detail {
 /// is decoded (deflate can expand at most 1,032 times).
 bool gunzip(std::string_view in, std::string& out, std::string& why);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -120,5 +120,5 @@ auto initiate_void(Start start, Token&& token) {
   }
 }
 
-} // namespace detail
-} // namespace kube
+}  // namespace detail
+}  // namespace kube

@@ -52,14 +52,12 @@ void spawn_operation(const Executor& ex, Body body, Handler handler, Finish fini
                                   boost::asio::execution::outstanding_work.tracked);
   boost::asio::co_spawn(
       ex, std::move(body),
-      boost::asio::bind_cancellation_slot(
-          slot, [h = std::move(handler), work = std::move(work), f = std::move(finish)](std::exception_ptr e,
-                                                                                        auto&&... r) mutable {
-            auto args = f(std::move(e), std::move(r)...);
-            boost::asio::dispatch(work, [h = std::move(h), args = std::move(args)]() mutable {
-              std::apply(std::move(h), std::move(args));
-            });
-          }));
+      boost::asio::bind_cancellation_slot(slot, [h = std::move(handler), work = std::move(work),
+                                                 f = std::move(finish)](std::exception_ptr e, auto&&... r) mutable {
+        auto args = f(std::move(e), std::move(r)...);
+        boost::asio::dispatch(
+            work, [h = std::move(h), args = std::move(args)]() mutable { std::apply(std::move(h), std::move(args)); });
+      }));
 }
 
 /// `finish` for coroutines that return nothing: void(error_code).
@@ -78,4 +76,4 @@ auto async_spawn(Executor ex, MakeAwaitable make, Token&& token) {
       std::forward<Token>(token));
 }
 
-} // namespace kube::detail
+}  // namespace kube::detail

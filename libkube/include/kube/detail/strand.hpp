@@ -14,4 +14,4 @@ namespace kube::detail {
 /// executor gets a strand<any_io_executor>; both serialize the same way.
 [[nodiscard]] boost::asio::any_io_executor make_strand_executor(const boost::asio::any_io_executor& ex);
 
-} // namespace kube::detail
+}  // namespace kube::detail

@@ -27,12 +27,12 @@ struct transport_params {
   std::string server;  // https://host:port[/prefix]
 
   // TLS
-  std::string ca_pem;             // empty: the system's default roots
-  std::string ca_file;            // for messages: where ca_pem came from
+  std::string ca_pem;   // empty: the system's default roots
+  std::string ca_file;  // for messages: where ca_pem came from
   std::string client_cert_pem, client_key_pem;
   std::string client_cert_file, client_key_file;  // for messages
   bool insecure_skip_tls_verify = false;
-  std::string tls_server_name;    // overrides SNI and the verified name
+  std::string tls_server_name;  // overrides SNI and the verified name
 
   // Authentication (at most one of token / token_file / basic / exec applies)
   std::string token;
@@ -47,18 +47,18 @@ struct transport_params {
   std::vector<std::string> impersonate_groups;
   std::map<std::string, std::vector<std::string>> impersonate_extra;
 
-  std::string proxy_url;          // explicit proxy-url; empty: HTTPS_PROXY/NO_PROXY
+  std::string proxy_url;             // explicit proxy-url; empty: HTTPS_PROXY/NO_PROXY
   bool disable_compression = false;  // do not send Accept-Encoding: gzip
   std::string user_agent = "kube-cpp";
-  double qps = 5;                 // requests per second; <= 0 disables the limiter
+  double qps = 5;  // requests per second; <= 0 disables the limiter
   int burst = 10;
-  std::chrono::milliseconds timeout{0};           // per request; 0 = none
+  std::chrono::milliseconds timeout{0};  // per request; 0 = none
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(30)};
   std::size_t max_idle_connections = 32;
-  int max_retries = 10;           // Retry-After answers followed at most this often
+  int max_retries = 10;  // Retry-After answers followed at most this often
 
   logger log;
   std::function<void(std::string_view)> on_warning;  // server Warning headers
 };
 
-} // namespace kube::detail
+}  // namespace kube::detail

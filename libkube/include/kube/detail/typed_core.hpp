@@ -32,10 +32,10 @@ namespace kube {
 /// A metav1.Status as the server returns it for some deletes and for
 /// evictions ("status": "Success"/"Failure", reason, message, code).
 struct api_status {
-  std::string status;   ///< "Success" or "Failure"
-  std::string reason;   ///< e.g. "NotFound"; empty on success
+  std::string status;  ///< "Success" or "Failure"
+  std::string reason;  ///< e.g. "NotFound"; empty on success
   std::string message;
-  int code = 0;         ///< HTTP code the server put in the Status
+  int code = 0;              ///< HTTP code the server put in the Status
   std::string details_name;  ///< details.name, when present
   std::string details_uid;   ///< details.uid, when present
 };
@@ -60,8 +60,8 @@ struct delete_result {
 template <class T>
 struct shared_list {
   std::vector<std::shared_ptr<T>> items;
-  std::string resource_version;        ///< metadata.resourceVersion
-  std::string continue_token;          ///< metadata.continue; empty on the last page
+  std::string resource_version;                      ///< metadata.resourceVersion
+  std::string continue_token;                        ///< metadata.continue; empty on the last page
   std::optional<std::int64_t> remaining_item_count;  ///< metadata.remainingItemCount
 };
 
@@ -87,7 +87,9 @@ using typed_ptr = std::shared_ptr<const typed_target>;
 
 /// T has the resource_version() accessor generated resource kinds have.
 template <class T>
-concept has_resource_version = requires(const T& o) { std::string_view(o.resource_version()); };
+concept has_resource_version = requires(const T& o) {
+  std::string_view(o.resource_version());
+};
 
 template <class T>
 std::shared_ptr<void> make_object() {
@@ -97,8 +99,8 @@ std::shared_ptr<void> make_object() {
 template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
-  auto t = std::make_shared<typed_target>(
-      typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, {}});
+  auto t =
+      std::make_shared<typed_target>(typed_target{std::move(c), {}, {}, {}, {}, {}, true, std::move(ns), {}, {}, {}});
   t->group = tr::group;
   t->version = tr::version;
   t->api_version = t->group.empty() ? t->version : t->group + "/" + t->version;
@@ -130,10 +132,10 @@ struct decode_slot {
 /// A delete's answer: the object (decoded with decode) or a Status.
 struct delete_slot {
   codec::decode_fn decode = nullptr;
-  void* result = nullptr;                 ///< a delete_result<O>
+  void* result = nullptr;  ///< a delete_result<O>
   void* (*emplace_object)(void*) = nullptr;
   api_status* (*emplace_status)(void*) = nullptr;
-  std::string_view object_kind;            ///< the kind O is ("ConfigMap", "ConfigMapList")
+  std::string_view object_kind;  ///< the kind O is ("ConfigMap", "ConfigMapList")
   std::shared_ptr<void> keep;
 };
 
@@ -322,5 +324,5 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
   return s;
 }
 
-} // namespace detail
-} // namespace kube
+}  // namespace detail
+}  // namespace kube

@@ -149,4 +149,4 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-} // namespace kube::detail
+}  // namespace kube::detail

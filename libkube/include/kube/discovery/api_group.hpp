@@ -18,14 +18,14 @@ namespace kube {
 struct api_group {
   /// One served version of the group.
   struct version_entry {
-    std::string version;                 ///< "v1"
-    std::vector<api_resource> resources; ///< top-level resources (subresources are folded in)
+    std::string version;                  ///< "v1"
+    std::vector<api_resource> resources;  ///< top-level resources (subresources are folded in)
     /// Set when this version's resources could not be discovered: stale in
     /// aggregated discovery, or its legacy APIResourceList failed (e.g. an
     /// aggregated APIService that is down). Its resources are then empty and
     /// the rest of discovery is still usable, as in client-go.
     error_code failure{};
-    std::string failure_message; ///< why, when failure is set (never holds credentials)
+    std::string failure_message;  ///< why, when failure is set (never holds credentials)
 
     friend bool operator==(const version_entry&, const version_entry&) = default;
   };
@@ -44,4 +44,4 @@ struct api_group {
   friend bool operator==(const api_group&, const api_group&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

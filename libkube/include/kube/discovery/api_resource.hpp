@@ -16,10 +16,10 @@ namespace kube {
 ///
 /// Thread safety: a plain value.
 struct api_subresource {
-  std::string name;                 ///< "status" (the part after '/')
-  group_version_kind response_kind; ///< what the subresource returns; group/version filled
-                                    ///< with the parent's when the server leaves them empty
-  std::vector<std::string> verbs;   ///< server order
+  std::string name;                  ///< "status" (the part after '/')
+  group_version_kind response_kind;  ///< what the subresource returns; group/version filled
+                                     ///< with the parent's when the server leaves them empty
+  std::vector<std::string> verbs;    ///< server order
 
   friend bool operator==(const api_subresource&, const api_subresource&) = default;
 };
@@ -29,15 +29,15 @@ struct api_subresource {
 ///
 /// Thread safety: a plain value; distinct objects may be used concurrently.
 struct api_resource {
-  std::string group;     ///< the group it is served in ("" = core)
-  std::string version;   ///< the version it is served at
-  std::string kind;      ///< "Deployment"
-  std::string plural;    ///< the resource name in URLs: "deployments"
-  std::string singular;  ///< "deployment"; guessed from the kind (lower case) if the server gives none
-  bool namespaced = false;                ///< false: cluster-scoped (namespaces, nodes, CRDs)
-  std::vector<std::string> verbs;         ///< "get", "list", "watch", ... in server order
-  std::vector<std::string> short_names;   ///< "deploy"
-  std::vector<std::string> categories;    ///< "all"
+  std::string group;                     ///< the group it is served in ("" = core)
+  std::string version;                   ///< the version it is served at
+  std::string kind;                      ///< "Deployment"
+  std::string plural;                    ///< the resource name in URLs: "deployments"
+  std::string singular;                  ///< "deployment"; guessed from the kind (lower case) if the server gives none
+  bool namespaced = false;               ///< false: cluster-scoped (namespaces, nodes, CRDs)
+  std::vector<std::string> verbs;        ///< "get", "list", "watch", ... in server order
+  std::vector<std::string> short_names;  ///< "deploy"
+  std::vector<std::string> categories;   ///< "all"
   std::vector<api_subresource> subresources;
 
   [[nodiscard]] group_version group_version_of() const { return {group, version}; }
@@ -58,4 +58,4 @@ struct api_resource {
   friend bool operator==(const api_resource&, const api_resource&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

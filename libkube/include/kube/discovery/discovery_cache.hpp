@@ -64,8 +64,7 @@ public:
   [[nodiscard]] std::optional<discovery_document> load(std::string_view server_url) const;
 
   /// Writes `doc` as the entry for `server_url`, stamped with now().
-  [[nodiscard]] error_code store(std::string_view server_url, const discovery_document& doc,
-                                 diagnostics& diag) const;
+  [[nodiscard]] error_code store(std::string_view server_url, const discovery_document& doc, diagnostics& diag) const;
 
   /// Removes the entry (kubectl does this when a name does not resolve, then
   /// rediscovers). A missing entry is not an error.
@@ -89,4 +88,4 @@ private:
   discovery_cache_params params_;
 };
 
-} // namespace kube
+}  // namespace kube

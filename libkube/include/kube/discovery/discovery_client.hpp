@@ -12,9 +12,9 @@ namespace kube {
 
 /// Options of discovery_client. Every field has a default.
 struct discovery_client_params {
-  bool use_cache = true;               ///< read and write the disk cache (kubectl's behaviour)
-  discovery_cache_params cache = {};   ///< where, and the TTL (6 h)
-  discovery_params discovery = {};     ///< aggregated (default) or legacy discovery
+  bool use_cache = true;              ///< read and write the disk cache (kubectl's behaviour)
+  discovery_cache_params cache = {};  ///< where, and the TTL (6 h)
+  discovery_params discovery = {};    ///< aggregated (default) or legacy discovery
 };
 
 namespace detail {
@@ -24,7 +24,7 @@ struct discovery_state {
   discovery_cache cache;
 };
 void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, completion<discovery_document> h);
-} // namespace detail
+}  // namespace detail
 
 /// Fetches what the server serves — aggregated discovery
 /// (apidiscovery.k8s.io/v2) first, the legacy documents when the server only
@@ -58,7 +58,9 @@ public:
   template <class Token = use_awaitable_t>
   auto async_discover(bool refresh = false, Token&& token = {}) {
     return detail::initiate<discovery_document>(
-        [s = s_, refresh](detail::completion<discovery_document> h) { detail::start_discover(s, refresh, std::move(h)); },
+        [s = s_, refresh](detail::completion<discovery_document> h) {
+          detail::start_discover(s, refresh, std::move(h));
+        },
         std::forward<Token>(token));
   }
 
@@ -69,4 +71,4 @@ private:
   std::shared_ptr<const detail::discovery_state> s_;
 };
 
-} // namespace kube
+}  // namespace kube

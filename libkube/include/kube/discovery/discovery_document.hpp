@@ -69,10 +69,10 @@ struct discovery_document {
   /// groupVersion must be `expected`. Sets `out` to its resources, with the
   /// "parent/sub" entries folded into the parents' subresources.
   [[nodiscard]] static error_code parse_resource_list(std::string_view body, std::string_view source,
-                                                      const group_version& expected,
-                                                      std::vector<api_resource>& out, diagnostics& diag);
+                                                      const group_version& expected, std::vector<api_resource>& out,
+                                                      diagnostics& diag);
 
   friend bool operator==(const discovery_document&, const discovery_document&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

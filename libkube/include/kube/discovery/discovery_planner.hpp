@@ -44,9 +44,9 @@ struct discovery_request {
 
 /// The server's answer to one discovery_request.
 struct discovery_response {
-  int status = 200;              ///< HTTP status code
-  std::string_view content_type; ///< the Content-Type header, verbatim
-  std::string_view body;         ///< the (decompressed) body
+  int status = 200;               ///< HTTP status code
+  std::string_view content_type;  ///< the Content-Type header, verbatim
+  std::string_view body;          ///< the (decompressed) body
 };
 
 /// Drives one discovery run without doing any I/O.
@@ -91,8 +91,7 @@ public:
   [[nodiscard]] std::vector<discovery_request> take_requests();
 
   /// Feeds the answer to `req`.
-  [[nodiscard]] error_code on_response(const discovery_request& req, const discovery_response& resp,
-                                       diagnostics& diag);
+  [[nodiscard]] error_code on_response(const discovery_request& req, const discovery_response& resp, diagnostics& diag);
 
   /// Feeds a transport failure (connection, TLS, timeout, ...) for `req`.
   [[nodiscard]] error_code on_transport_error(const discovery_request& req, error_code ec, diagnostics& diag);
@@ -113,9 +112,9 @@ private:
   enum class slot_kind { api_root, apis_root, group_version };
   struct slot {
     slot_kind kind;
-    std::size_t group = 0;   // index into core_ / groups_ for group_version slots
-    std::size_t version = 0; // index into that group's versions
-    bool core = false;       // group_version slot of the core group
+    std::size_t group = 0;    // index into core_ / groups_ for group_version slots
+    std::size_t version = 0;  // index into that group's versions
+    bool core = false;        // group_version slot of the core group
     bool answered = false;
   };
 
@@ -125,13 +124,13 @@ private:
   api_group::version_entry& entry_of(const slot& s);
 
   discovery_params params_;
-  std::map<std::string, slot> slots_; // by request path
+  std::map<std::string, slot> slots_;  // by request path
   std::vector<discovery_request> to_take_;
   std::size_t outstanding_ = 0;
   bool failed_ = false;
   int legacy_roots_ = 0;
-  std::vector<api_group> core_;   // from /api (zero or one group)
-  std::vector<api_group> groups_; // from /apis
+  std::vector<api_group> core_;    // from /api (zero or one group)
+  std::vector<api_group> groups_;  // from /apis
 };
 
-} // namespace kube
+}  // namespace kube

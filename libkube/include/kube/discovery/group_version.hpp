@@ -30,4 +30,4 @@ struct group_version {
   friend auto operator<=>(const group_version&, const group_version&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -36,4 +36,4 @@ struct group_version_kind {
   friend auto operator<=>(const group_version_kind&, const group_version_kind&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -30,4 +30,4 @@ struct group_version_resource {
   friend auto operator<=>(const group_version_resource&, const group_version_resource&) = default;
 };
 
-} // namespace kube
+}  // namespace kube

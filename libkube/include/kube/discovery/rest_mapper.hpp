@@ -78,7 +78,7 @@ private:
   const api_resource* match_resource(std::string group, std::string version, std::string name) const;
   const api_resource* match_kind(std::string_view group, std::string_view version, std::string_view kind) const;
 
-  std::vector<api_resource> entries_; // priority order (see class comment)
+  std::vector<api_resource> entries_;  // priority order (see class comment)
 };
 
-} // namespace kube
+}  // namespace kube

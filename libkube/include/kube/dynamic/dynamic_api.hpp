@@ -29,7 +29,7 @@ void dynamic_patch(dyn t, std::string name, patch_type type, std::string body, s
                    completion<unstructured> h);
 void dynamic_delete(dyn t, std::string name, delete_params p, completion<unstructured> h);
 void dynamic_delete_collection(dyn t, list_params lp, delete_params dp, completion<unstructured> h);
-} // namespace detail
+}  // namespace detail
 
 /// The dynamic client for one resource (group/version/resource), in one
 /// namespace or cluster-wide: get, list (one page or all pages), watch,
@@ -150,8 +150,8 @@ public:
   auto async_patch(std::string_view name, patch_type type, std::string_view body,
                    const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     return detail::initiate<unstructured>(
-        [t = t_, n = std::string(name), type, b = std::string(body), p = params](
-            detail::completion<unstructured> h) mutable {
+        [t = t_, n = std::string(name), type, b = std::string(body),
+         p = params](detail::completion<unstructured> h) mutable {
           detail::dynamic_patch(std::move(t), std::move(n), type, std::move(b), {}, std::move(p), std::move(h));
         },
         std::forward<Token>(token));
@@ -182,4 +182,4 @@ private:
   std::shared_ptr<const detail::dynamic_target> t_;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -65,7 +65,7 @@ inline typed_ptr make_metadata_target(client c, const group_version_resource& gv
   t->accept_list = partial_object_metadata_list_accept;
   return t;
 }
-} // namespace detail
+}  // namespace detail
 
 /// The metadata-only client for one resource (group/version/resource), in
 /// one namespace or cluster-wide / all namespaces: get, list (one page or
@@ -107,15 +107,15 @@ public:
   /// `namespace_name` empty: cluster-scoped objects, or all namespaces for
   /// list and watch of namespaced ones.
   metadata_api(client c, group_version_resource gvr, std::string namespace_name = {})
-      : gvr_(std::move(gvr)), t_(detail::make_metadata_target(std::move(c), gvr_, std::move(namespace_name))) {}
+      : gvr_(std::move(gvr)),
+        t_(detail::make_metadata_target(std::move(c), gvr_, std::move(namespace_name))) {}
 
   [[nodiscard]] const group_version_resource& resource() const noexcept { return gvr_; }
   [[nodiscard]] const std::string& namespace_name() const noexcept { return t_->namespace_name; }
   [[nodiscard]] const client& get_client() const noexcept { return t_->c; }
 
   // Token-only overloads: `async_list(token)`, `async_watch(token)` ...
-  using options::async_list, options::async_list_all, options::async_watch, options::async_patch,
-      options::async_delete;
+  using options::async_list, options::async_list_all, options::async_watch, options::async_patch, options::async_delete;
 
   /// GET one object's metadata. Completion: void(error_code, partial_object_metadata).
   template <class Token = use_awaitable_t>
@@ -182,8 +182,8 @@ public:
   auto async_patch(std::string_view name, patch_type type, std::string_view body,
                    const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     return detail::typed_initiate<partial_object_metadata>(
-        [t = t_, n = std::string(name), type, b = std::string(body), p = params](
-            std::shared_ptr<partial_object_metadata> out, detail::typed_completion h) mutable {
+        [t = t_, n = std::string(name), type, b = std::string(body),
+         p = params](std::shared_ptr<partial_object_metadata> out, detail::typed_completion h) mutable {
           detail::typed_patch(std::move(t), std::move(n), type, std::move(b), {}, std::move(p),
                               detail::make_decode_slot(std::move(out)), std::move(h));
         },
@@ -195,16 +195,14 @@ public:
   /// foreground propagation) or the server returns the deleted object, else
   /// the Status "Success".
   template <class Token = use_awaitable_t>
-  auto async_delete(std::string_view name, const delete_params& params = defaults<delete_params>,
-                    Token&& token = {}) {
+  auto async_delete(std::string_view name, const delete_params& params = defaults<delete_params>, Token&& token = {}) {
     using result_type = delete_result<partial_object_metadata>;
     return detail::typed_initiate<result_type>(
         [t = t_, n = std::string(name), p = params](std::shared_ptr<result_type> out,
                                                     detail::typed_completion h) mutable {
           detail::typed_delete(
               std::move(t), std::move(n), std::move(p),
-              detail::make_delete_slot<partial_object_metadata>(std::move(out), "PartialObjectMetadata"),
-              std::move(h));
+              detail::make_delete_slot<partial_object_metadata>(std::move(out), "PartialObjectMetadata"), std::move(h));
         },
         std::forward<Token>(token));
   }
@@ -238,4 +236,4 @@ private:
   detail::typed_ptr t_;
 };
 
-} // namespace kube
+}  // namespace kube

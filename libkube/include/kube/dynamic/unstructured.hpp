@@ -21,7 +21,8 @@ namespace kube {
 class unstructured {
 public:
   unstructured() = default;
-  explicit unstructured(boost::json::object o) : obj_(std::move(o)) {}
+  explicit unstructured(boost::json::object o)
+      : obj_(std::move(o)) {}
 
   [[nodiscard]] const boost::json::object& object() const noexcept { return obj_; }
   [[nodiscard]] boost::json::object& object() noexcept { return obj_; }
@@ -65,4 +66,4 @@ struct unstructured_list {
   std::optional<long long> remaining_item_count;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -20,7 +20,7 @@ class client_impl;
 struct client_access;
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler);
 void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler);
-} // namespace detail
+}  // namespace detail
 
 /// A connection to one apiserver: TLS, authentication, a keep-alive pool for
 /// unary requests, the client-side rate limiter (token bucket, QPS/burst),
@@ -117,6 +117,6 @@ struct client_access {
   /// The state shared by copies (used by watch streams and typed APIs).
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
 };
-} // namespace detail
+}  // namespace detail
 
-} // namespace kube
+}  // namespace kube

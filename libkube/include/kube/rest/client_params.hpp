@@ -16,14 +16,14 @@ namespace kube {
 /// whichever thread runs its executor (and concurrently across clients that
 /// share them).
 struct client_params {
-  logger log = {};                                         ///< default: warnings and errors to stderr
-  std::function<void(std::string_view)> on_warning = {};   ///< server Warning headers; default: logged at warning
-  std::chrono::milliseconds timeout{0};                    ///< per unary request, ms; 0 = none (watches never time out)
-  std::chrono::milliseconds connect_timeout{30'000};       ///< TCP connect, ms
-  std::chrono::seconds token_file_refresh{60};             ///< token files are re-read at least this often, s
-  std::chrono::milliseconds exec_timeout{30'000};          ///< an exec credential plugin is killed after this, ms
-  std::size_t max_idle_connections = 32;                   ///< keep-alive pool size (connections)
-  int max_retries = 10;                                    ///< Retry-After answers followed at most this often
+  logger log = {};                                        ///< default: warnings and errors to stderr
+  std::function<void(std::string_view)> on_warning = {};  ///< server Warning headers; default: logged at warning
+  std::chrono::milliseconds timeout{0};                   ///< per unary request, ms; 0 = none (watches never time out)
+  std::chrono::milliseconds connect_timeout{30'000};      ///< TCP connect, ms
+  std::chrono::seconds token_file_refresh{60};            ///< token files are re-read at least this often, s
+  std::chrono::milliseconds exec_timeout{30'000};         ///< an exec credential plugin is killed after this, ms
+  std::size_t max_idle_connections = 32;                  ///< keep-alive pool size (connections)
+  int max_retries = 10;                                   ///< Retry-After answers followed at most this often
 };
 
-} // namespace kube
+}  // namespace kube

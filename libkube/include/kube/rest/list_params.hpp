@@ -8,12 +8,12 @@ namespace kube {
 /// Options of list calls (and the common part of watch calls). Every field
 /// defaults to "not sent", which is the server's default.
 struct list_params {
-  std::string label_selector = {};          ///< "app=web,tier!=db"
-  std::string field_selector = {};          ///< "metadata.name=x"
-  std::optional<long long> limit = {};      ///< page size (items); auto-pagination uses 500 when unset
-  std::string continue_token = {};          ///< resume a paginated list
-  std::string resource_version = {};        ///< "" = most recent (quorum read), "0" = any (cache)
-  std::string resource_version_match = {};  ///< "NotOlderThan" or "Exact" (with resource_version)
+  std::string label_selector = {};                ///< "app=web,tier!=db"
+  std::string field_selector = {};                ///< "metadata.name=x"
+  std::optional<long long> limit = {};            ///< page size (items); auto-pagination uses 500 when unset
+  std::string continue_token = {};                ///< resume a paginated list
+  std::string resource_version = {};              ///< "" = most recent (quorum read), "0" = any (cache)
+  std::string resource_version_match = {};        ///< "NotOlderThan" or "Exact" (with resource_version)
   std::optional<long long> timeout_seconds = {};  ///< server-side timeout, s
 };
 
@@ -21,17 +21,17 @@ struct list_params {
 struct watch_params {
   std::string label_selector = {};
   std::string field_selector = {};
-  std::string resource_version = {};       ///< start after this version; "" = now, "0" = any
-  bool allow_bookmarks = true;             ///< BOOKMARK events carry progress (resourceVersion)
+  std::string resource_version = {};              ///< start after this version; "" = now, "0" = any
+  bool allow_bookmarks = true;                    ///< BOOKMARK events carry progress (resourceVersion)
   std::optional<long long> timeout_seconds = {};  ///< the server ends the watch after this, s
-  bool send_initial_events = false;        ///< streaming list (needs resource_version_match=NotOlderThan)
+  bool send_initial_events = false;               ///< streaming list (needs resource_version_match=NotOlderThan)
   std::string resource_version_match = {};
 };
 
 /// Options of create/replace/patch.
 struct write_params {
-  std::string field_manager = {};  ///< recorded in managedFields; required for server-side apply
-  bool dry_run = false;            ///< validate and admit, persist nothing
+  std::string field_manager = {};     ///< recorded in managedFields; required for server-side apply
+  bool dry_run = false;               ///< validate and admit, persist nothing
   std::string field_validation = {};  ///< "Strict", "Warn" or "Ignore"
 };
 
@@ -53,10 +53,10 @@ struct patch_params {
 
 /// Options of delete calls.
 struct delete_params {
-  std::string propagation_policy = {};            ///< "Foreground", "Background" or "Orphan"
+  std::string propagation_policy = {};                 ///< "Foreground", "Background" or "Orphan"
   std::optional<long long> grace_period_seconds = {};  ///< s
-  std::string precondition_uid = {};              ///< delete only if the object still has this UID
-  std::string precondition_resource_version = {}; ///< ... and/or this resourceVersion
+  std::string precondition_uid = {};                   ///< delete only if the object still has this UID
+  std::string precondition_resource_version = {};      ///< ... and/or this resourceVersion
   bool dry_run = false;
 };
 
@@ -68,4 +68,4 @@ struct delete_params {
 template <class Params>
 inline const Params defaults{};
 
-} // namespace kube
+}  // namespace kube

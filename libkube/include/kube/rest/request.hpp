@@ -26,18 +26,42 @@ class request {
 public:
   request() = default;
 
-  request& method(http_method m) { method_ = m; return *this; }
+  request& method(http_method m) {
+    method_ = m;
+    return *this;
+  }
   /// API group; "" is the core group (/api/v1), anything else is `/apis/<group>`.
-  request& group(std::string g) { group_ = std::move(g); return *this; }
-  request& version(std::string v) { version_ = std::move(v); return *this; }
+  request& group(std::string g) {
+    group_ = std::move(g);
+    return *this;
+  }
+  request& version(std::string v) {
+    version_ = std::move(v);
+    return *this;
+  }
   /// Namespace of a namespaced resource; empty for cluster-scoped or all namespaces.
-  request& namespace_(std::string ns) { namespace_name_ = std::move(ns); return *this; }
+  request& namespace_(std::string ns) {
+    namespace_name_ = std::move(ns);
+    return *this;
+  }
   /// Plural resource name ("pods", "deployments").
-  request& resource(std::string r) { resource_ = std::move(r); return *this; }
-  request& name(std::string n) { name_ = std::move(n); return *this; }
-  request& subresource(std::string s) { subresource_ = std::move(s); return *this; }
+  request& resource(std::string r) {
+    resource_ = std::move(r);
+    return *this;
+  }
+  request& name(std::string n) {
+    name_ = std::move(n);
+    return *this;
+  }
+  request& subresource(std::string s) {
+    subresource_ = std::move(s);
+    return *this;
+  }
   /// A path used verbatim instead of the resource path ("/version").
-  request& raw_path(std::string p) { raw_path_ = std::move(p); return *this; }
+  request& raw_path(std::string p) {
+    raw_path_ = std::move(p);
+    return *this;
+  }
   /// Adds a query parameter (repeatable; values are percent-encoded).
   request& param(std::string key, std::string value) {
     params_.emplace_back(std::move(key), std::move(value));
@@ -50,7 +74,10 @@ public:
     return *this;
   }
   /// Accept header (default application/json).
-  request& accept(std::string a) { accept_ = std::move(a); return *this; }
+  request& accept(std::string a) {
+    accept_ = std::move(a);
+    return *this;
+  }
 
   [[nodiscard]] http_method method() const noexcept { return method_; }
   [[nodiscard]] const std::string& group() const noexcept { return group_; }
@@ -81,4 +108,4 @@ private:
 
 [[nodiscard]] const char* to_string(http_method m) noexcept;
 
-} // namespace kube
+}  // namespace kube

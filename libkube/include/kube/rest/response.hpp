@@ -18,8 +18,8 @@ namespace kube {
 /// Thread safety: a plain value; distinct objects may be used concurrently,
 /// one object not.
 struct response {
-  unsigned status = 0;                ///< HTTP status code, 0 if none was received
-  std::string content_type;           ///< Content-Type of the body
+  unsigned status = 0;       ///< HTTP status code, 0 if none was received
+  std::string content_type;  ///< Content-Type of the body
   /// "gzip" when the server compressed the body (the client asks for it
   /// unless client_config::disable_compression); `body` is decoded already.
   std::string content_encoding;
@@ -28,4 +28,4 @@ struct response {
   diagnostics diag;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -12,14 +12,14 @@ namespace kube {
 /// Options of a pod log request (`GET pods/<name>/log`). Unset fields are
 /// not sent (the server's defaults).
 struct log_params {
-  std::string container = {};                  ///< required when the pod has several containers
-  bool follow = false;                         ///< keep streaming new lines until the container ends
-  bool previous = false;                       ///< the previous (crashed) instance of the container
-  bool timestamps = false;                     ///< prefix every line with an RFC 3339 timestamp
-  std::optional<long long> tail_lines = {};    ///< only the last N lines
-  std::optional<long long> since_seconds = {}; ///< only lines newer than N seconds
-  std::optional<long long> limit_bytes = {};   ///< stop after about N bytes
-  std::size_t max_line = 1 << 20;              ///< a longer line is delivered in pieces of this size
+  std::string container = {};                   ///< required when the pod has several containers
+  bool follow = false;                          ///< keep streaming new lines until the container ends
+  bool previous = false;                        ///< the previous (crashed) instance of the container
+  bool timestamps = false;                      ///< prefix every line with an RFC 3339 timestamp
+  std::optional<long long> tail_lines = {};     ///< only the last N lines
+  std::optional<long long> since_seconds = {};  ///< only lines newer than N seconds
+  std::optional<long long> limit_bytes = {};    ///< stop after about N bytes
+  std::size_t max_line = 1 << 20;               ///< a longer line is delivered in pieces of this size
 };
 
 namespace detail {
@@ -27,7 +27,7 @@ struct log_state;
 void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std::string> handler);
 void close_log(const std::shared_ptr<log_state>& state);
 bool log_is_open(const std::shared_ptr<log_state>& state) noexcept;
-} // namespace detail
+}  // namespace detail
 
 /// A pod's log as a stream of lines, read from one HTTP response on a
 /// dedicated connection (like a watch: not pooled, no request timeout, so
@@ -54,7 +54,8 @@ bool log_is_open(const std::shared_ptr<log_state>& state) noexcept;
 class log_stream {
 public:
   log_stream() = default;
-  explicit log_stream(std::shared_ptr<detail::log_state> s) : state_(std::move(s)) {}
+  explicit log_stream(std::shared_ptr<detail::log_state> s)
+      : state_(std::move(s)) {}
 
   /// Completion: void(error_code, std::string).
   template <class Token = use_awaitable_t>
@@ -71,4 +72,4 @@ private:
   std::shared_ptr<detail::log_state> state_;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -67,10 +67,10 @@ struct event_recorder_params {
   std::size_t queue_capacity = 1000;  ///< record() drops (and counts) beyond this many queued events
   std::size_t cache_size = 4096;      ///< LRU entries of each correlator cache
 
-  unsigned spam_burst = 25;                                  ///< events per source+object+type at once ...
+  unsigned spam_burst = 25;                                    ///< events per source+object+type at once ...
   std::chrono::seconds spam_refill = std::chrono::minutes(5);  ///< ... then one more per this interval
 
-  std::size_t aggregate_max_events = 10;                        ///< distinct messages before combining
+  std::size_t aggregate_max_events = 10;                             ///< distinct messages before combining
   std::chrono::seconds aggregate_window = std::chrono::minutes(10);  ///< since the last similar event
 
   unsigned max_tries = 12;  ///< writes that fail on the network are retried this often ...
@@ -94,15 +94,15 @@ public:
   event_correlator& operator=(event_correlator&&) noexcept;
 
   struct result {
-    bool skip = false;           ///< dropped by the spam filter
-    bool update = false;         ///< patch the existing Event `name` with `patch`; else create `event`
-    std::string key;             ///< the cache key (pass to update_state)
-    std::string name;            ///< the Event's metadata.name
-    std::string namespace_;      ///< the Event's namespace
-    long long count = 1;         ///< the Event's count after this occurrence
-    std::string message;         ///< possibly "(combined from similar events): ..."
-    boost::json::object event;   ///< the whole core/v1 Event (for create)
-    std::string patch;           ///< merge patch: count, lastTimestamp, message (for update)
+    bool skip = false;          ///< dropped by the spam filter
+    bool update = false;        ///< patch the existing Event `name` with `patch`; else create `event`
+    std::string key;            ///< the cache key (pass to update_state)
+    std::string name;           ///< the Event's metadata.name
+    std::string namespace_;     ///< the Event's namespace
+    long long count = 1;        ///< the Event's count after this occurrence
+    std::string message;        ///< possibly "(combined from similar events): ..."
+    boost::json::object event;  ///< the whole core/v1 Event (for create)
+    std::string patch;          ///< merge patch: count, lastTimestamp, message (for update)
   };
 
   [[nodiscard]] result correlate(const event_record& e, std::chrono::system_clock::time_point now);
@@ -120,7 +120,7 @@ namespace detail {
 class event_recorder_impl;
 void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
                           boost::asio::any_completion_handler<void(error_code)> handler);
-} // namespace detail
+}  // namespace detail
 
 /// Counters of an event_recorder (read from any thread).
 struct event_recorder_stats {
@@ -170,4 +170,4 @@ private:
   std::shared_ptr<detail::event_recorder_impl> impl_;
 };
 
-} // namespace kube
+}  // namespace kube

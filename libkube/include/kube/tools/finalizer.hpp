@@ -180,7 +180,7 @@ void start_remove(dynamic_api api, unstructured obj, std::string finalizer, boos
                   kube::detail::completion<unstructured> h);
 void start_handle(dynamic_api api, unstructured obj, std::string finalizer, cleanup_fn cleanup,
                   boost::asio::any_io_executor ex, kube::detail::completion<result> h);
-} // namespace detail
+}  // namespace detail
 
 // The async operations below are Asio initiating functions with completion
 // void(error_code, T) (kube::use_awaitable throws kube::error with the
@@ -234,4 +234,4 @@ auto async_handle(const boost::asio::any_io_executor& ex, const dynamic_api& api
       std::forward<Token>(token));
 }
 
-} // namespace kube::finalizers
+}  // namespace kube::finalizers

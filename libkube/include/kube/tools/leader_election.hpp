@@ -103,7 +103,8 @@ public:
   using time_point = std::chrono::steady_clock::time_point;
 
   leader_election_state(std::string identity, std::chrono::seconds lease_duration)
-      : identity_(std::move(identity)), lease_duration_(lease_duration) {}
+      : identity_(std::move(identity)),
+        lease_duration_(lease_duration) {}
 
   /// The record as read from the server at `now`. Resets the observation
   /// time only when the record differs from the one observed before (a
@@ -123,9 +124,7 @@ public:
   /// After a read: false when another holder's lease is still valid (wait).
   [[nodiscard]] bool may_write(time_point now) const noexcept;
   /// The leader's optimistic fast path (renew without reading first).
-  [[nodiscard]] bool may_renew_optimistically(time_point now) const noexcept {
-    return is_leader() && lease_valid(now);
-  }
+  [[nodiscard]] bool may_renew_optimistically(time_point now) const noexcept { return is_leader() && lease_valid(now); }
 
   /// The record to write to acquire or renew, stamped `wall_now`: keeps
   /// acquireTime and the transition count when renewing, counts a
@@ -149,7 +148,7 @@ namespace detail {
 class leader_elector_impl;
 void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           boost::asio::any_completion_handler<void(error_code)> handler);
-} // namespace detail
+}  // namespace detail
 
 /// Runs leader election for one replica over a Lease (see the top of this
 /// header for the rules). Built on kube::client alone.
@@ -194,4 +193,4 @@ private:
 /// The MicroTime string for a wall-clock time ("2024-05-01T10:00:00.123456Z").
 [[nodiscard]] std::string format_micro_time(std::chrono::system_clock::time_point t);
 
-} // namespace kube
+}  // namespace kube

@@ -71,7 +71,7 @@ struct real_sleep {
 
 template <class F>
 using retry_value_t = typename std::invoke_result_t<F&>::value_type;
-} // namespace detail
+}  // namespace detail
 
 /// Runs `fn` (a callable returning boost::asio::awaitable<R>) until it
 /// succeeds, it throws something `retriable` rejects, or `b.steps` attempts
@@ -129,8 +129,7 @@ boost::asio::awaitable<detail::retry_value_t<F>> retry_on_error(Retriable retria
 ///   });
 template <class F, class Sleep = detail::real_sleep>
 boost::asio::awaitable<detail::retry_value_t<F>> retry_on_conflict(F fn, backoff b = default_retry, Sleep sleep = {}) {
-  return retry_on_error([](const std::exception_ptr& e) { return is_conflict(e); }, std::move(fn), b,
-                        std::move(sleep));
+  return retry_on_error([](const std::exception_ptr& e) { return is_conflict(e); }, std::move(fn), b, std::move(sleep));
 }
 
-} // namespace kube
+}  // namespace kube

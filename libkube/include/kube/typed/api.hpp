@@ -25,15 +25,14 @@
 
 namespace k8s::autoscaling::v1 {
 struct Scale;  // <kube/api/autoscaling/v1/scale.hpp>; needed only by async_get_scale/async_replace_scale
-} // namespace k8s::autoscaling::v1
+}  // namespace k8s::autoscaling::v1
 
 namespace kube {
 
 namespace detail {
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h);
-void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out,
-                 typed_completion h);
-} // namespace detail
+void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out, typed_completion h);
+}  // namespace detail
 
 /// The typed client for resource kind T.
 ///
@@ -81,7 +80,8 @@ public:
   using list_type = typename traits::list_type;
 
   /// Cluster-scoped kinds, or all namespaces for namespaced kinds.
-  explicit api(client c) : t_(detail::make_typed_target<T>(std::move(c), {})) {}
+  explicit api(client c)
+      : t_(detail::make_typed_target<T>(std::move(c), {})) {}
   /// One namespace (namespaced kinds only; throws kube::error otherwise).
   api(client c, std::string namespace_name)
       : t_(detail::make_typed_target<T>(std::move(c), std::move(namespace_name))) {
@@ -177,8 +177,8 @@ public:
   /// PUT .../status: only the status is written (spec changes are ignored).
   template <class Token = use_awaitable_t>
   auto async_replace_status(const T& obj, const write_params& params = defaults<write_params>, Token&& token = {}) {
-    return write_impl<T>(&detail::typed_replace, detail::encode_typed(obj, api_version(), kind()), {}, "status",
-                         params, std::forward<Token>(token));
+    return write_impl<T>(&detail::typed_replace, detail::encode_typed(obj, api_version(), kind()), {}, "status", params,
+                         std::forward<Token>(token));
   }
 
   /// PATCH with a body in the given format: patch_type::json (RFC 6902
@@ -224,8 +224,7 @@ public:
   /// (UID, resourceVersion) that do not hold fail with api_errc::conflict;
   /// a dry run deletes nothing.
   template <class Token = use_awaitable_t>
-  auto async_delete(std::string_view name, const delete_params& params = defaults<delete_params>,
-                    Token&& token = {}) {
+  auto async_delete(std::string_view name, const delete_params& params = defaults<delete_params>, Token&& token = {}) {
     return detail::typed_initiate<delete_result<T>>(
         [t = t_, n = std::string(name), p = params](std::shared_ptr<delete_result<T>> out,
                                                     detail::typed_completion h) mutable {
@@ -257,7 +256,7 @@ public:
   auto async_get_subresource(std::string_view subresource, std::string_view name, Token&& token = {}) {
     return detail::typed_initiate<U>(
         [t = t_, n = std::string(name), s = std::string(subresource)](std::shared_ptr<U> out,
-                                                                     detail::typed_completion h) mutable {
+                                                                      detail::typed_completion h) mutable {
           detail::typed_get(std::move(t), std::move(n), std::move(s), detail::make_decode_slot(std::move(out)),
                             std::move(h));
         },
@@ -303,8 +302,8 @@ public:
   template <class S = k8s::autoscaling::v1::Scale, class Token = use_awaitable_t>
   auto async_replace_scale(std::string_view name, const S& scale, const write_params& params = defaults<write_params>,
                            Token&& token = {}) {
-    return write_impl<S>(&detail::typed_replace, detail::encode_typed(scale, "autoscaling/v1", "Scale"), name,
-                         "scale", params, std::forward<Token>(token));
+    return write_impl<S>(&detail::typed_replace, detail::encode_typed(scale, "autoscaling/v1", "Scale"), name, "scale",
+                         params, std::forward<Token>(token));
   }
 
   /// `POST <name>/eviction` (policy/v1 Eviction; pods only): deletes the pod
@@ -352,7 +351,9 @@ public:
 private:
   detail::typed_ptr t_;
 
-  static constexpr bool is_pod() { return traits::group == std::string_view() && traits::plural == std::string_view("pods"); }
+  static constexpr bool is_pod() {
+    return traits::group == std::string_view() && traits::plural == std::string_view("pods");
+  }
   std::string_view api_version() const noexcept { return t_->api_version; }
   static constexpr std::string_view kind() noexcept { return traits::kind; }
 
@@ -397,8 +398,8 @@ private:
   auto write_impl(write_fn fn, detail::typed_body body, std::string_view name, std::string_view subresource,
                   const write_params& params, Token&& token) {
     return detail::typed_initiate<R>(
-        [fn, t = t_, b = std::move(body), n = std::string(name), s = std::string(subresource), p = params](
-            std::shared_ptr<R> out, detail::typed_completion h) mutable {
+        [fn, t = t_, b = std::move(body), n = std::string(name), s = std::string(subresource),
+         p = params](std::shared_ptr<R> out, detail::typed_completion h) mutable {
           fn(std::move(t), std::move(b), std::move(n), std::move(s), std::move(p),
              detail::make_decode_slot(std::move(out)), std::move(h));
         },
@@ -409,8 +410,8 @@ private:
   auto patch_impl(std::string_view name, patch_type type, std::string body, std::string_view subresource,
                   const patch_params& params, Token&& token) {
     return detail::typed_initiate<R>(
-        [t = t_, n = std::string(name), type, b = std::move(body), s = std::string(subresource), p = params](
-            std::shared_ptr<R> out, detail::typed_completion h) mutable {
+        [t = t_, n = std::string(name), type, b = std::move(body), s = std::string(subresource),
+         p = params](std::shared_ptr<R> out, detail::typed_completion h) mutable {
           detail::typed_patch(std::move(t), std::move(n), type, std::move(b), std::move(s), std::move(p),
                               detail::make_decode_slot(std::move(out)), std::move(h));
         },
@@ -418,4 +419,4 @@ private:
   }
 };
 
-} // namespace kube
+}  // namespace kube

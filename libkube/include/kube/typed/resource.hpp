@@ -37,4 +37,4 @@ concept resource = requires {
   typename resource_traits<T>::list_type;
 };
 
-} // namespace kube
+}  // namespace kube

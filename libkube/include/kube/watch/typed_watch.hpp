@@ -88,13 +88,12 @@ event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
 
 /// Translates one raw event, consuming its object (see decode_watch_event). `what` names the
 /// watch in messages ("watch configmaps in namespace demo").
-error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what,
-                                 diagnostics& diag);
+error_code translate_watch_event(watch_event& ev, const event_slot& out, std::string_view what, diagnostics& diag);
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h);
 void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_completion h);
 
-} // namespace detail
+}  // namespace detail
 
 /// Turns a raw watch event into a typed one: ADDED/MODIFIED/DELETED decode
 /// the object into T (a misfit is client_errc::decode_error, the message
@@ -136,7 +135,9 @@ template <class T>
 class typed_watch_stream {
 public:
   typed_watch_stream() = default;
-  typed_watch_stream(detail::typed_ptr t, watch_stream w) : t_(std::move(t)), w_(std::move(w)) {}
+  typed_watch_stream(detail::typed_ptr t, watch_stream w)
+      : t_(std::move(t)),
+        w_(std::move(w)) {}
 
   /// Completion: void(error_code, typed_watch_event<T>).
   template <class Token = use_awaitable_t>
@@ -160,4 +161,4 @@ private:
   watch_stream w_;
 };
 
-} // namespace kube
+}  // namespace kube

@@ -74,4 +74,4 @@ struct watch_event {
 /// error_code and leaves `diag` untouched.
 [[nodiscard]] error_code watch_event_error(const watch_event& ev, diagnostics& diag);
 
-} // namespace kube
+}  // namespace kube

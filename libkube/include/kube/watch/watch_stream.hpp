@@ -11,7 +11,7 @@ namespace detail {
 struct watch_state;
 struct watch_stream_access;
 void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler);
-} // namespace detail
+}  // namespace detail
 
 /// An open watch: one dedicated HTTP connection streaming events
 /// (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) until the server ends it
@@ -41,7 +41,8 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
 class watch_stream {
 public:
   watch_stream() = default;
-  explicit watch_stream(std::shared_ptr<detail::watch_state> s) : state_(std::move(s)) {}
+  explicit watch_stream(std::shared_ptr<detail::watch_state> s)
+      : state_(std::move(s)) {}
 
   /// Completion: void(error_code, watch_event).
   template <class CompletionToken = use_awaitable_t>
@@ -61,4 +62,4 @@ private:
   std::shared_ptr<detail::watch_state> state_;
 };
 
-} // namespace kube
+}  // namespace kube

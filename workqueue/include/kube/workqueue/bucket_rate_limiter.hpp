@@ -12,17 +12,18 @@ namespace kube::workqueue {
 /// Thread safety: not synchronised (see rate_limiter.hpp).
 template <class T>
 class bucket_rate_limiter final : public rate_limiter<T> {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
-  explicit bucket_rate_limiter(token_bucket_params params = {}) : bucket_(params) {}
+  explicit bucket_rate_limiter(token_bucket_params params = {})
+      : bucket_(params) {}
 
   duration when(const T& /*item*/, time_point now) override { return bucket_.reserve(now); }
   void forget(const T& /*item*/) override {}
   int num_requeues(const T& /*item*/) const override { return 0; }
 
- private:
+private:
   token_bucket bucket_;
 };
 

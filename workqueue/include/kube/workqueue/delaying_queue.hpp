@@ -22,7 +22,7 @@ namespace kube::workqueue {
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
   requires queue_item<T, Hash, KeyEqual>
 class delaying_queue : public queue<T, Hash, KeyEqual> {
- public:
+public:
   using queue<T, Hash, KeyEqual>::queue;
   using duration = clock::duration;
 

@@ -19,9 +19,7 @@ enum class errc {
 
 [[nodiscard]] const boost::system::error_category& workqueue_category() noexcept;
 
-[[nodiscard]] inline error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), workqueue_category()};
-}
+[[nodiscard]] inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), workqueue_category()}; }
 
 }  // namespace kube::workqueue
 

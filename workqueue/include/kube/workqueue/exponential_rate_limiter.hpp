@@ -25,11 +25,12 @@ struct exponential_rate_limiter_params {
 /// Thread safety: not synchronised (see rate_limiter.hpp).
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
 class exponential_rate_limiter final : public rate_limiter<T> {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
-  explicit exponential_rate_limiter(exponential_rate_limiter_params params = {}) : params_(params) {}
+  explicit exponential_rate_limiter(exponential_rate_limiter_params params = {})
+      : params_(params) {}
 
   duration when(const T& item, time_point /*now*/) override {
     return detail::exponential_backoff(params_.base_delay, params_.max_delay, failures_.increment(item));
@@ -37,7 +38,7 @@ class exponential_rate_limiter final : public rate_limiter<T> {
   void forget(const T& item) override { failures_.erase(item); }
   int num_requeues(const T& item) const override { return failures_.get(item); }
 
- private:
+private:
   exponential_rate_limiter_params params_;
   detail::item_counter<T, Hash, KeyEqual> failures_;
 };

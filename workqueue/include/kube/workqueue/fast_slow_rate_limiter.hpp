@@ -20,11 +20,12 @@ struct fast_slow_rate_limiter_params {
 /// Thread safety: not synchronised (see rate_limiter.hpp).
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
 class fast_slow_rate_limiter final : public rate_limiter<T> {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
-  explicit fast_slow_rate_limiter(fast_slow_rate_limiter_params params = {}) : params_(params) {}
+  explicit fast_slow_rate_limiter(fast_slow_rate_limiter_params params = {})
+      : params_(params) {}
 
   duration when(const T& item, time_point /*now*/) override {
     const int attempt = failures_.increment(item) + 1;
@@ -33,7 +34,7 @@ class fast_slow_rate_limiter final : public rate_limiter<T> {
   void forget(const T& item) override { failures_.erase(item); }
   int num_requeues(const T& item) const override { return failures_.get(item); }
 
- private:
+private:
   fast_slow_rate_limiter_params params_;
   detail::item_counter<T, Hash, KeyEqual> failures_;
 };

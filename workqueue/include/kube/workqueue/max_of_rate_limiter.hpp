@@ -16,7 +16,7 @@ namespace kube::workqueue {
 /// Thread safety: not synchronised (see rate_limiter.hpp).
 template <class T>
 class max_of_rate_limiter final : public rate_limiter<T> {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
@@ -37,7 +37,7 @@ class max_of_rate_limiter final : public rate_limiter<T> {
     return most;
   }
 
- private:
+private:
   std::vector<std::unique_ptr<rate_limiter<T>>> limiters_;
 };
 

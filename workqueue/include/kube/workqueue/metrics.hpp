@@ -12,7 +12,7 @@
 namespace kube::workqueue {
 
 class metrics_hooks {
- public:
+public:
   using duration = clock::duration;
 
   metrics_hooks() = default;

@@ -21,7 +21,7 @@ namespace kube::workqueue {
 /// be called from any thread at the same time (every value is an atomic; a
 /// rendering is not a consistent snapshot across metrics, as in Prometheus).
 class prometheus_metrics final : public metrics_hooks {
- public:
+public:
   static constexpr std::size_t bucket_count = 10;
 
   /// `name` is the queue's label value (client-go's QueueConfig.Name).
@@ -39,9 +39,7 @@ class prometheus_metrics final : public metrics_hooks {
   [[nodiscard]] std::int64_t depth() const noexcept { return depth_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t adds() const noexcept { return adds_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t retries() const noexcept { return retries_.load(std::memory_order_relaxed); }
-  [[nodiscard]] double unfinished_work_seconds() const noexcept {
-    return unfinished_.load(std::memory_order_relaxed);
-  }
+  [[nodiscard]] double unfinished_work_seconds() const noexcept { return unfinished_.load(std::memory_order_relaxed); }
   [[nodiscard]] double longest_running_processor_seconds() const noexcept {
     return longest_.load(std::memory_order_relaxed);
   }
@@ -55,7 +53,7 @@ class prometheus_metrics final : public metrics_hooks {
   [[nodiscard]] const histogram& queue_duration() const noexcept { return latency_; }
   [[nodiscard]] const histogram& work_duration() const noexcept { return work_; }
 
- private:
+private:
   std::string name_;
   std::atomic<std::int64_t> depth_{0};
   std::atomic<std::uint64_t> adds_{0};

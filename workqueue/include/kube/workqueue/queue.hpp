@@ -61,13 +61,13 @@ namespace kube::workqueue {
 /// accompanies an error).
 template <class T, class Hash, class KeyEqual>
 concept queue_item = std::copy_constructible<T> && std::default_initializable<T> &&
-                     std::is_invocable_r_v<std::size_t, const Hash&, const T&> &&
-                     std::is_invocable_r_v<bool, const KeyEqual&, const T&, const T&>;
+    std::is_invocable_r_v<std::size_t, const Hash&, const T&> &&
+    std::is_invocable_r_v<bool, const KeyEqual&, const T&, const T&>;
 
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
   requires queue_item<T, Hash, KeyEqual>
 class queue {
- public:
+public:
   using executor_type = boost::asio::any_io_executor;
   using value_type = T;
   using duration = clock::duration;
@@ -157,7 +157,7 @@ class queue {
   /// Reports unfinished work to the metrics hooks now. Executor only.
   void update_unfinished_work() { impl_->update_unfinished_work(); }
 
- protected:
+protected:
   using impl_type = detail::queue_impl<T, Hash, KeyEqual>;
   std::shared_ptr<impl_type> impl_;
 };

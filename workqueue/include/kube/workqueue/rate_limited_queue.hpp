@@ -27,13 +27,14 @@ namespace kube::workqueue {
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
   requires queue_item<T, Hash, KeyEqual>
 class rate_limited_queue : public delaying_queue<T, Hash, KeyEqual> {
- public:
+public:
   using executor_type = typename queue<T, Hash, KeyEqual>::executor_type;
 
-  explicit rate_limited_queue(executor_type ex,
-                              std::unique_ptr<rate_limiter<T>> limiter = default_controller_rate_limiter<T, Hash, KeyEqual>(),
-                              queue_params params = {})
-      : delaying_queue<T, Hash, KeyEqual>(std::move(ex), std::move(params)), limiter_(std::move(limiter)) {
+  explicit rate_limited_queue(
+      executor_type ex, std::unique_ptr<rate_limiter<T>> limiter = default_controller_rate_limiter<T, Hash, KeyEqual>(),
+      queue_params params = {})
+      : delaying_queue<T, Hash, KeyEqual>(std::move(ex), std::move(params)),
+        limiter_(std::move(limiter)) {
     if (!limiter_) throw std::invalid_argument("rate_limited_queue: rate limiter is null");
   }
 
@@ -55,7 +56,7 @@ class rate_limited_queue : public delaying_queue<T, Hash, KeyEqual> {
   /// How often the item was rate limited since the last forget. Executor only.
   [[nodiscard]] int num_requeues(const T& item) const { return limiter_->num_requeues(item); }
 
- private:
+private:
   std::unique_ptr<rate_limiter<T>> limiter_;
 };
 

@@ -16,7 +16,7 @@ namespace kube::workqueue {
 
 template <class T>
 class rate_limiter {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 

@@ -36,7 +36,7 @@ namespace kube::workqueue::detail {
 
 template <class Node, std::uint8_t waiting_bit, template <class> class Alloc = big_allocator>
 class delay_heap {
- public:
+public:
   using time_point = clock::time_point;
 
   delay_heap() = default;
@@ -116,7 +116,7 @@ class delay_heap {
     }
   }
 
- private:
+private:
   template <class F, class Unref>
   void pop_ready_catching(time_point now, F& f, Unref& unref, std::exception_ptr& failed) {
     const std::size_t singly = latest_ <= now ? 0 : std::max<std::size_t>(bulk_after, heap_.size() / 16);

@@ -31,11 +31,12 @@
 namespace kube::workqueue::detail {
 
 class delay_timer {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
-  explicit delay_timer(boost::asio::any_io_executor ex) : ex_(std::move(ex)) {}
+  explicit delay_timer(boost::asio::any_io_executor ex)
+      : ex_(std::move(ex)) {}
   delay_timer(const delay_timer&) = delete;
   delay_timer& operator=(const delay_timer&) = delete;
 
@@ -87,7 +88,7 @@ class delay_timer {
     if (timer_) timer_->cancel();
   }
 
- private:
+private:
   static constexpr duration poll_window = std::chrono::microseconds(50);
   static constexpr unsigned max_idle_polls = 64;
 

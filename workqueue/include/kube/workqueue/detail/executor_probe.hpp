@@ -14,12 +14,12 @@
 namespace kube::workqueue::detail {
 
 class executor_probe {
- public:
+public:
   explicit executor_probe(const boost::asio::any_io_executor& ex) noexcept;
 
   [[nodiscard]] bool running_in_this_thread() const noexcept { return fn_(target_); }
 
- private:
+private:
   const void* target_ = nullptr;
   bool (*fn_)(const void*) noexcept;
 };

@@ -33,11 +33,12 @@ namespace kube::workqueue::detail {
 
 template <class Node>
 class flat_index {
- public:
+public:
   using pool_type = node_pool<Node>;
   using id_type = typename pool_type::id_type;
 
-  explicit flat_index(const pool_type& pool) noexcept : pool_(&pool) {}
+  explicit flat_index(const pool_type& pool) noexcept
+      : pool_(&pool) {}
   flat_index(const flat_index&) = delete;
   flat_index& operator=(const flat_index&) = delete;
 
@@ -119,7 +120,7 @@ class flat_index {
     }
   }
 
- private:
+private:
   struct slot {
     std::uint32_t hash = 0;
     id_type id = 0;  // 0: empty

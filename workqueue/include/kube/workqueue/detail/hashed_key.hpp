@@ -74,9 +74,9 @@ inline std::size_t hash_bytes(const char* p, std::size_t len) noexcept {
 /// "equal keys hash equal" holds for any function of the bytes. A user-given
 /// Hash or KeyEqual is always used as given.
 template <class T, class Hash, class KeyEqual>
-inline constexpr bool own_string_hash =
-    std::is_same_v<T, std::string> && std::is_same_v<Hash, std::hash<std::string>> &&
-    (std::is_same_v<KeyEqual, std::equal_to<std::string>> || std::is_same_v<KeyEqual, std::equal_to<>>);
+inline constexpr bool own_string_hash = std::is_same_v<T, std::string>&& std::is_same_v<Hash, std::hash<std::string>> &&
+                                        (std::is_same_v<KeyEqual, std::equal_to<std::string>> ||
+                                         std::is_same_v<KeyEqual, std::equal_to<>>);
 
 /// Byte equality of two strings, inlined word by word for short keys (a
 /// probe compares only after the full 64-bit hashes matched, so it is

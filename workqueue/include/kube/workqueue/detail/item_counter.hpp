@@ -10,7 +10,7 @@ namespace kube::workqueue::detail {
 
 template <class T, class Hash = std::hash<T>, class KeyEqual = std::equal_to<T>>
 class item_counter {
- public:
+public:
   /// Returns the count before incrementing.
   int increment(const T& item) { return counts_[item]++; }
   [[nodiscard]] int get(const T& item) const {
@@ -19,7 +19,7 @@ class item_counter {
   }
   void erase(const T& item) { counts_.erase(item); }
 
- private:
+private:
   boost::unordered_flat_map<T, int, Hash, KeyEqual> counts_;
 };
 

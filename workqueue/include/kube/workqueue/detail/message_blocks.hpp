@@ -41,7 +41,7 @@ namespace kube::workqueue::detail {
 
 template <class Msg>
 class message_blocks {
- public:
+public:
   /// A new message, built on the calling thread. Throws what Msg's
   /// constructor throws, or std::bad_alloc.
   template <class... Args>
@@ -70,7 +70,7 @@ class message_blocks {
     release(b, 1);
   }
 
- private:
+private:
   // The adding thread reads nothing here per message (it keeps its own
   // copy of cap), so only the executor's subtractions touch this line.
   struct block {

@@ -27,13 +27,16 @@ namespace kube::workqueue::detail {
 
 template <class T, class Hash, class KeyEqual>
 class metrics_recorder {
- public:
+public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
   metrics_recorder(std::shared_ptr<metrics_hooks> hooks, const clock& time_source, duration unfinished_period,
                    boost::asio::any_io_executor ex)
-      : hooks_(std::move(hooks)), clock_(&time_source), period_(unfinished_period), ex_(std::move(ex)) {}
+      : hooks_(std::move(hooks)),
+        clock_(&time_source),
+        period_(unfinished_period),
+        ex_(std::move(ex)) {}
 
   [[nodiscard]] bool enabled() const noexcept { return hooks_ != nullptr; }
 
@@ -85,7 +88,7 @@ class metrics_recorder {
     if (timer_) timer_->cancel();
   }
 
- private:
+private:
   [[gnu::noinline]] void record_add(const T& item) {
     add_times_.try_emplace(item, clock_->now());  // (may run out of memory: counted after)
     hooks_->on_add();

@@ -35,12 +35,14 @@ namespace kube::workqueue::detail {
 /// The general case: the item itself.
 template <class T, class Hash, class KeyEqual, bool Inline = own_string_hash<T, Hash, KeyEqual>>
 class node_item {
- public:
+public:
   /// What lookups compare a node with.
   using view_type = const T&;
 
-  explicit node_item(const T& item) : item_(item) {}
-  explicit node_item(T&& item) : item_(std::move(item)) {}
+  explicit node_item(const T& item)
+      : item_(item) {}
+  explicit node_item(T&& item)
+      : item_(std::move(item)) {}
 
   [[nodiscard]] view_type view() const noexcept { return item_; }
   [[nodiscard]] bool same(view_type other) const { return KeyEqual{}(item_, other); }
@@ -50,7 +52,7 @@ class node_item {
   [[nodiscard]] T copy() const { return item_; }
   void prefetch() const noexcept {}
 
- private:
+private:
   T item_;
 };
 
@@ -58,7 +60,7 @@ class node_item {
 /// inline.
 template <class Hash, class KeyEqual>
 class node_item<std::string, Hash, KeyEqual, true> {
- public:
+public:
   using view_type = std::string_view;
   static constexpr std::size_t inline_max = 32;
 
@@ -116,7 +118,7 @@ class node_item<std::string, Hash, KeyEqual, true> {
     if (len_ == on_heap) __builtin_prefetch(heap_.data());
   }
 
- private:
+private:
   static constexpr std::uint8_t on_heap = 0xff;
   // No heap block up to this (15 in libstdc++). Read once at start-up:
   // std::string's capacity is not a constant expression with every compiler

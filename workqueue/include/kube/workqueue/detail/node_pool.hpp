@@ -36,7 +36,7 @@ namespace kube::workqueue::detail {
 
 template <class Node>
 class node_pool {
- public:
+public:
   using id_type = std::uint32_t;
 
   node_pool() = default;
@@ -86,7 +86,7 @@ class node_pool {
     return reinterpret_cast<Node*>(bases_[id >> cell_bits] + (id & cell_mask) * sizeof(Node));
   }
 
- private:
+private:
   struct free_cell {
     free_cell* next;
   };
@@ -111,8 +111,7 @@ class node_pool {
   static_assert(header % alignof(Node) == 0);
   // The largest slab fills one huge page (or has the most cells an id can
   // name).
-  static constexpr std::size_t max_slab =
-      std::min((huge_page_bytes - header) / sizeof(Node), std::size_t{cell_mask});
+  static constexpr std::size_t max_slab = std::min((huge_page_bytes - header) / sizeof(Node), std::size_t{cell_mask});
   static constexpr std::size_t min_slab = std::min<std::size_t>(256, max_slab);
   static_assert(max_slab >= 1, "a queue item too large for one 2 MiB slab");
 
@@ -191,9 +190,9 @@ class node_pool {
   }
 
   slab* avail_ = nullptr;
-  std::size_t total_ = 0;                // capacity of all slabs
-  std::vector<std::uintptr_t> bases_;    // by slab number: cell 0's address minus one cell (0: number free)
-  std::vector<id_type> free_numbers_;    // slab numbers not in use
+  std::size_t total_ = 0;              // capacity of all slabs
+  std::vector<std::uintptr_t> bases_;  // by slab number: cell 0's address minus one cell (0: number free)
+  std::vector<id_type> free_numbers_;  // slab numbers not in use
 };
 
 }  // namespace kube::workqueue::detail

@@ -54,7 +54,7 @@ namespace asio = boost::asio;
 
 template <class T, class Hash, class KeyEqual>
 class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEqual>> {
- public:
+public:
   using get_handler = asio::any_completion_handler<void(error_code, T)>;
   using drain_handler = asio::any_completion_handler<void(error_code)>;
   using duration = clock::duration;
@@ -215,7 +215,7 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
 
   void update_unfinished_work() { metrics_.report_unfinished(); }
 
- private:
+private:
   using node = queue_node<T, Hash, KeyEqual>;
   static_assert(sizeof(T) > 32 || sizeof(node) <= 64);
   using view_type = typename node::view_type;
@@ -225,7 +225,9 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   // made on the calling thread (the item's hash too), pushed onto inbox_,
   // applied and destroyed by the executor's next drain.
   struct remote_msg {
-    remote_msg(T&& i, std::size_t h) : item(std::move(i)), hash(h) {}
+    remote_msg(T&& i, std::size_t h)
+        : item(std::move(i)),
+          hash(h) {}
     T item;
     std::size_t hash;
     remote_msg* next = nullptr;
@@ -643,10 +645,10 @@ class queue_impl : public std::enable_shared_from_this<queue_impl<T, Hash, KeyEq
   node_pool<node> pool_;           // declared before index_: destroyed after the nodes are
   flat_index<node> index_{pool_};  // every node, by item
   static constexpr std::size_t idle_batch = 256;
-  std::vector<node*> idle_;         // retired nodes, still indexed
+  std::vector<node*> idle_;        // retired nodes, still indexed
   std::array<node*, 2> recent_{};  // last handed out (for done)
   std::size_t recent_next_ = 0;
-  ready_ring ready_;               // queued nodes, in order
+  ready_ring ready_;  // queued nodes, in order
   std::size_t processing_ = 0;
   waiter* head_ = nullptr;  // parked async_get operations, oldest first
   waiter* tail_ = nullptr;

@@ -34,14 +34,15 @@ template <class T, class Hash, class KeyEqual>
 struct queue_node : node_item<T, Hash, KeyEqual> {
   template <class U>
   queue_node(U&& i, std::size_t h)
-      : node_item<T, Hash, KeyEqual>(std::forward<U>(i)), hash_lo(static_cast<std::uint32_t>(h)) {}
+      : node_item<T, Hash, KeyEqual>(std::forward<U>(i)),
+        hash_lo(static_cast<std::uint32_t>(h)) {}
   std::uint8_t state = 0;
-  bool idle_listed = false;     // on the queue's list of idle nodes
-  std::uint32_t hash_lo;        // low bits of the item's hash
-  std::uint32_t seq = 0;        // delay heap: sequence of the current entry (low 32 bits)
-  std::uint32_t heap_refs = 0;  // delay heap entries pointing here (current or stale)
+  bool idle_listed = false;      // on the queue's list of idle nodes
+  std::uint32_t hash_lo;         // low bits of the item's hash
+  std::uint32_t seq = 0;         // delay heap: sequence of the current entry (low 32 bits)
+  std::uint32_t heap_refs = 0;   // delay heap entries pointing here (current or stale)
   clock::time_point ready_at{};  // delay heap: current ready time
-  std::uint32_t id = 0;         // set by the pool (node_pool.hpp); the index and the ready ring store it
+  std::uint32_t id = 0;          // set by the pool (node_pool.hpp); the index and the ready ring store it
 };
 
 }  // namespace kube::workqueue::detail

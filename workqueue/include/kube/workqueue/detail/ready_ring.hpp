@@ -13,7 +13,7 @@
 namespace kube::workqueue::detail {
 
 class ready_ring {
- public:
+public:
   using id_type = std::uint32_t;
 
   [[nodiscard]] std::size_t size() const noexcept { return len_; }
@@ -47,7 +47,7 @@ class ready_ring {
     return id;
   }
 
- private:
+private:
   // Doubles the ring (or makes the first one), keeping the order.
   void grow() {
     const std::size_t cap = cap_ == 0 ? 16 : cap_ * 2;

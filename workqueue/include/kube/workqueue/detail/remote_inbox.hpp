@@ -24,7 +24,7 @@ namespace kube::workqueue::detail {
 
 template <class Msg>
 class remote_inbox {
- public:
+public:
   /// Any thread. Returns true if the caller must post a drain.
   [[nodiscard]] bool push(Msg* m) noexcept {
     Msg* head = stack_.load(std::memory_order_relaxed);
@@ -45,7 +45,7 @@ class remote_inbox {
     return stack_.load(std::memory_order_seq_cst) != nullptr && !scheduled_.exchange(true, std::memory_order_seq_cst);
   }
 
- private:
+private:
   std::atomic<Msg*> stack_{nullptr};
   std::atomic<bool> scheduled_{false};  // a drain is posted or running
 };
