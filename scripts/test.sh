@@ -12,7 +12,8 @@
 #   5. builds the libraries and samples in Release (-O3), warnings as errors:
 #      some warnings only appear with optimization, in the templates users
 #      instantiate from our headers,
-#   6. runs clang-tidy (.clang-tidy) over libkube, informer and workqueue,
+#   6. runs clang-tidy (.clang-tidy) over libkube, informer and workqueue
+#      with the compile commands of a clang build (no sanitizers), then
 #   7. builds the libraries and the unit tests of the hand-written runtime
 #      with clang (a second compiler: g++ 12 has coroutine bugs) and runs
 #      those tests.
@@ -61,12 +62,12 @@ if [[ ${KUBE_SKIP_RELEASE:-0} != 1 ]]; then
   cmake --build "$build/release" -j "$jobs"
 fi
 if [[ ${KUBE_SKIP_CLANG:-0} != 1 ]]; then
-  stamp "clang-tidy"
-  "$root/scripts/tidy.sh" "$build/asan"
-  stamp "configure + build (clang, warnings as errors): libraries and runtime unit tests"
+  stamp "configure (clang, warnings as errors), clang-tidy over its compile commands"
   CXX=clang++ cmake -S "$root" -B "$build/clang" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DKUBE_WERROR=ON -DKUBE_SANITIZE= \
     -DKUBE_BUILD_TESTS=ON -DKUBE_BUILD_SAMPLES=OFF
+  "$root/scripts/tidy.sh" "$build/clang"
+  stamp "build (clang): libraries and runtime unit tests"
   cmake --build "$build/clang" -j "$jobs" --target kube_clang_tests
   stamp "ctest -L clang (clang)"
   (cd "$build/clang" && ctest --output-on-failure --no-tests=error -j "$jobs" -L clang)

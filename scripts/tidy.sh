@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy) over the compiled sources of base, libkube,
+# Runs clang-tidy (.clang-tidy) over the compiled sources of kube::base, libkube,
 # informer and workqueue, and over the headers they include from those folders.
 # Usage: scripts/tidy.sh BUILD_DIR   (a configured build tree with
-# compile_commands.json; its generated headers must exist, i.e. it was built)
+# compile_commands.json and no sanitizers: clang does not ship the sanitizer
+# headers that an ASan build's compile commands make our headers include)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: scripts/tidy.sh BUILD_DIR}
@@ -15,8 +16,10 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # The build may be g++'s: clang does not know some of its warning options.
 status=0
+# Each failure exits 1, never 255, so xargs goes on to the other files.
 printf '%s\n' "${files[@]}" |
-  xargs -P "$jobs" -I{} "$tidy" -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option {} >"$log" 2>&1 ||
+  xargs -P "$jobs" -I{} sh -c '"$0" -p "$1" --quiet --extra-arg=-Wno-unknown-warning-option "$2" || exit 1' \
+    "$tidy" "$build" {} >"$log" 2>&1 ||
   status=$?
 grep -v -e '^[0-9]* warnings\? generated' -e '^Suppressed ' -e '^Use -header-filter' "$log" || true
 if ((status != 0)); then
