@@ -1,6 +1,7 @@
 // core/v1 Events with client-go's EventCorrelator (tools/record/events_cache.go)
 // and a bounded, non-blocking queue in front of a writer coroutine
 // (tools/record/event.go's recordToSink/recordEvent).
+#include "tools/complete_now.hpp"
 #include "transport/client_impl.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
@@ -366,9 +367,7 @@ public:
 void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
   if (impl->running_.exchange(true)) {
-    auto hex = asio::get_associated_executor(handler, impl->ex_);
-    asio::dispatch(hex,
-                   [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
+    complete_now(impl->ex_, std::move(handler), make_error_code(client_errc::already_running));
     return;
   }
   auto ex = impl->ex_;

@@ -1,6 +1,7 @@
 // Leader election over a coordination.k8s.io/v1 Lease through the dynamic
 // client. Follows client-go's tools/leaderelection (leaderelection.go) and
 // resourcelock/leaselock.go; see leader_election.hpp for the rules.
+#include "tools/complete_now.hpp"
 #include "transport/client_impl.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
@@ -440,9 +441,7 @@ public:
 void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
   if (impl->running_.exchange(true)) {
-    auto hex = asio::get_associated_executor(handler, impl->ex_);
-    asio::dispatch(hex,
-                   [h = std::move(handler)]() mutable { std::move(h)(make_error_code(client_errc::already_running)); });
+    complete_now(impl->ex_, std::move(handler), make_error_code(client_errc::already_running));
     return;
   }
   auto ex = impl->ex_;
