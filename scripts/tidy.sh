@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (.clang-tidy) over the compiled sources of kube::base, libkube,
 # informer and workqueue, and over the headers they include from those folders.
-# Usage: scripts/tidy.sh BUILD_DIR   (a configured build tree with
-# compile_commands.json and no sanitizers: clang does not ship the sanitizer
-# headers that an ASan build's compile commands make our headers include)
+# Usage: scripts/tidy.sh BUILD_DIR   (a configured clang build tree with
+# compile_commands.json; scripts/test.sh passes its clang + ThreadSanitizer
+# build. A g++ sanitizer build's commands make headers include g++'s own
+# sanitizer headers, which clang-tidy does not find.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: scripts/tidy.sh BUILD_DIR}

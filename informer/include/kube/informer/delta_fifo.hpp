@@ -322,7 +322,11 @@ private:
   void queue_action(delta_type type, std::string k, Obj&& obj) {
     auto [it, inserted] = items_.try_emplace(k);
     auto& dl = it->second;
-    dl.push_back(delta<T>{type, std::forward<Obj>(obj)});  // braces: clang 14 has no parenthesized aggregate init
+    // Built in place: moving a finished delta into the vector makes g++ 12 at
+    // -O3 warn that the variant's unused alternative "may be used uninitialized".
+    auto& d = dl.emplace_back();
+    d.type = type;
+    d.object.template emplace<std::remove_cvref_t<Obj>>(std::forward<Obj>(obj));
     dedup_deletes(dl);
     if (inserted) {
       queue_.push_back(std::move(k));
