@@ -4,7 +4,7 @@
 #include <kube/controller/reconcile.hpp>
 #include <kube/controller/work_loop.hpp>
 
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 #include <kube/exception.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -142,7 +142,7 @@ std::string describe(const std::exception_ptr& e) {
 }  // namespace
 
 work_loop::work_loop(const asio::any_io_executor& ex, work_loop_params options)
-    : strand_(kube::detail::make_strand_executor(ex)),
+    : strand_(kube::make_strand_executor(ex)),
       opts_(std::move(options)),
       queue_(make_queue(strand_, opts_)),
       cv_(strand_, asio::steady_timer::time_point::max()) {

@@ -38,6 +38,8 @@ public:
       return "too many retries";
     case client_errc::already_running:
       return "already running";
+    case client_errc::encode_error:
+      return "request body cannot be encoded";
     }
     return "unknown kube.client error " + std::to_string(ev);
   }

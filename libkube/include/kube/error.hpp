@@ -38,6 +38,7 @@ enum class client_errc {
   watch_stream_error,  ///< a watch stream carried a malformed event
   too_many_retries,    ///< retries exhausted (Retry-After answers)
   already_running,     ///< async_run on an object that is running (or, one-shot, has run)
+  encode_error,        ///< a request body could not be sent as it is (nested deeper than codec::max_json_depth)
 };
 
 /// Status reasons of the Kubernetes API (metav1.StatusReason), plus the HTTP

@@ -1,3 +1,5 @@
+#include "codec/parse_json.hpp"
+
 #include <kube/codec/codec_impl.hpp>
 #include <kube/codec/json_reader.hpp>
 #include <kube/detail/config_files.hpp>
@@ -204,9 +206,7 @@ void encode(const raw_json& in, json::value& out) { out = in.value(); }  // pars
 void decode_text(std::string_view text, decode_fn fn, void* out) {
   boost::system::error_code ec;
   json::monotonic_resource mr;
-  json::parse_options opt;
-  opt.max_depth = json_reader::max_depth;  // as deep as read_json accepts
-  auto v = json::parse(text, ec, &mr, opt);
+  auto v = detail::parse_json(text, ec, &mr);
   if (ec) throw decode_error(".", "not JSON: " + ec.message());
   const json_path root{};
   fn(v, out, root);
@@ -320,6 +320,36 @@ void decode_shared_list(const boost::json::value& in, const shared_list_sink& s,
       s.decode_item((*a)[i], s.add_item(s.items), item);
     }
   }
+}
+
+// ---- one nesting limit -----------------------------------------------------
+
+boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp) {
+  boost::json::parse_options opt;
+  opt.max_depth = codec::max_json_depth;
+  return boost::json::parse(text, ec, std::move(sp), opt);
+}
+
+bool json_too_deep(std::string_view text) noexcept {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > codec::max_json_depth) return true;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
 }
 
 }  // namespace detail

@@ -1,3 +1,4 @@
+#include "codec/parse_json.hpp"
 #include <kube/codec/value_types.hpp>
 
 #include "codec/json_text_pool.hpp"
@@ -280,7 +281,8 @@ raw_json::raw_json(const boost::json::value& v)
 
 boost::json::value raw_json::value() const {
   if (!t_) return nullptr;
-  return boost::json::parse(*t_);  // the text came from a parsed value: it parses
+  error_code ec;  // the text came from a parsed value: it parses, within the same limit
+  return detail::parse_json(*t_, ec);
 }
 
 bool raw_json::is_null() const noexcept { return !t_ || *t_ == "null"; }
@@ -288,8 +290,8 @@ bool raw_json::is_null() const noexcept { return !t_ || *t_ == "null"; }
 void raw_json::set(const boost::json::value& v) { t_ = detail::shared_json_text(boost::json::serialize(v)); }
 
 raw_json raw_json::parse(std::string_view json) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(json, ec);
+  error_code ec;
+  auto v = detail::parse_json(json, ec);
   if (ec) throw std::invalid_argument("raw_json: not JSON: " + ec.message());
   return raw_json(v);
 }

@@ -1,3 +1,4 @@
+#include "codec/parse_json.hpp"
 #include "config/auth.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -171,7 +172,7 @@ bool parse_rfc3339(std::string_view s, std::chrono::system_clock::time_point& ou
 error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version, exec_credential& out,
                                  diagnostics& diag) {
   boost::system::error_code jec;
-  auto doc = boost::json::parse(json, jec);
+  auto doc = detail::parse_json(json, jec);
   if (jec || !doc.is_object())
     return fail(diag, client_errc::exec_plugin_failed, "exec plugin output is not a JSON object (ExecCredential)");
   const auto& obj = doc.as_object();

@@ -42,6 +42,8 @@ transport_params to_settings(const client_config& c, client_params o) {
   s.burst = c.burst;
   s.timeout = o.timeout;
   s.connect_timeout = o.connect_timeout;
+  s.read_timeout = o.read_timeout;
+  s.tcp_keepalive = o.tcp_keepalive;
   s.max_idle_connections = o.max_idle_connections;
   s.max_retries = o.max_retries;
   s.log = std::move(o.log);

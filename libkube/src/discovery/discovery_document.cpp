@@ -1,4 +1,5 @@
 #include <kube/discovery/discovery_document.hpp>
+#include <kube/codec/codec.hpp>
 
 #include <boost/json.hpp>
 
@@ -37,7 +38,9 @@ public:
 
   // The body as a JSON object; byte offset on a syntax error.
   error_code parse_object(std::string_view body, json::object& out) const {
-    json::stream_parser p;
+    json::parse_options opt;
+    opt.max_depth = codec::max_json_depth;
+    json::stream_parser p({}, opt);
     error_code ec;
     const std::size_t n = p.write(body.data(), body.size(), ec);
     if (!ec) p.finish(ec);

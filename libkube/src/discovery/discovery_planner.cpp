@@ -1,3 +1,4 @@
+#include "codec/parse_json.hpp"
 #include <kube/discovery/discovery_planner.hpp>
 
 #include <boost/json.hpp>
@@ -40,7 +41,7 @@ media parse_media(std::string_view content_type) {
 // The body's "kind", or "" if it is not a JSON object with one.
 std::string peek_kind(std::string_view body) {
   error_code ec;
-  const auto v = json::parse(body, ec);
+  const auto v = detail::parse_json(body, ec);
   if (ec || !v.is_object()) return {};
   const auto* k = v.as_object().if_contains("kind");
   return k && k->is_string() ? std::string(k->as_string()) : std::string();
@@ -50,7 +51,7 @@ std::string peek_kind(std::string_view body) {
 error_code status_error(std::string_view path, const discovery_response& resp, diagnostics& diag) {
   std::string reason;
   error_code jec;
-  auto v = json::parse(resp.body, jec);
+  auto v = detail::parse_json(resp.body, jec);
   if (!jec && v.is_object()) {
     auto& o = v.as_object();
     if (const auto* r = o.if_contains("reason"); r && r->is_string()) reason = std::string(r->as_string());

@@ -1,3 +1,4 @@
+#include "codec/parse_json.hpp"
 #include "transport/client_impl.hpp"
 #include "rest/rest_params.hpp"
 
@@ -27,7 +28,7 @@ std::string where(const dynamic_target& t, const std::string& name = {}) {
 
 error_code parse_object(const std::string& body, const std::string& what, boost::json::object& out, diagnostics& diag) {
   boost::system::error_code jec;
-  auto v = boost::json::parse(body, jec);
+  auto v = detail::parse_json(body, jec);
   if (jec || !v.is_object()) {
     diag.set_client_message(what + ": the response is not a JSON object" + (jec ? " (" + jec.message() + ")" : ""));
     return client_errc::decode_error;
@@ -192,7 +193,7 @@ void dynamic_list(dyn t, list_params p, bool all_pages, completion<unstructured_
 void dynamic_watch(dyn t, watch_params p, completion<watch_stream> h) {
   auto req = base(*t);
   add_watch_params(req, p);
-  start_watch(detail::client_access::impl(t->c), std::move(req), std::move(h));
+  start_watch(detail::client_access::impl(t->c), std::move(req), p.idle_timeout, std::move(h));
 }
 
 void dynamic_create(dyn t, unstructured obj, write_params p, completion<unstructured> h) {

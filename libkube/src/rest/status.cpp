@@ -1,3 +1,4 @@
+#include "codec/parse_json.hpp"
 #include "rest/status.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -28,7 +29,7 @@ error_code status_error(unsigned http_status, const std::string& body, const req
   std::string reason;
   int code = static_cast<int>(http_status);
   boost::system::error_code jec;
-  auto doc = boost::json::parse(body, jec);
+  auto doc = detail::parse_json(body, jec);
   if (!jec && doc.is_object() && doc.as_object().contains("kind") && doc.as_object().at("kind") == "Status") {
     auto& st = doc.as_object();
     if (const auto* r = st.if_contains("reason"); r && r->is_string()) reason = r->as_string();

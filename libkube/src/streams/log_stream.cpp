@@ -120,7 +120,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   spawn_operation(
       impl->strand,
       [impl, req = std::move(req), out = std::move(out), max_line]() mutable -> asio::awaitable<result<typed_done>> {
-        auto r = co_await impl->open_stream(std::move(req), true);  // throttled like client-go
+        auto r = co_await impl->open_stream(std::move(req), {.throttled = true});  // throttled like client-go
         if (!r.ec) {
           auto st = std::make_shared<log_state>();
           st->io = std::move(r.value);

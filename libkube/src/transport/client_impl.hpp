@@ -4,13 +4,14 @@
 
 #include "config/auth.hpp"
 #include "transport/endpoint.hpp"
+#include "transport/retry_policy.hpp"
 #include "transport/tls_context.hpp"
 #include "rest/status.hpp"
 
 #include <kube/base/token_bucket.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/spawn.hpp>
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 #include <kube/detail/transport_params.hpp>
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/watch/watch_stream.hpp>
@@ -90,6 +91,19 @@ struct result {
 /// below 1 is taken as 1 so that requests can pass at all.
 std::optional<token_bucket> make_rate_limiter(double qps, int burst);
 
+/// How open_stream opens and reads a stream.
+struct stream_params {
+  bool throttled = false;  ///< wait for the rate limiter first
+  /// The decoder keeps ADDED/MODIFIED/DELETED objects as text (typed
+  /// watches read them straight into T), or, with `objects` set, reads them
+  /// into the type as it frames each event.
+  bool raw_objects = false;
+  watch_decoder_params::object_reader objects = {};
+  /// No byte for this long after the headers: the stream fails with
+  /// asio::error::timed_out (0 = never).
+  std::chrono::milliseconds idle_timeout{0};
+};
+
 class client_impl : public std::enable_shared_from_this<client_impl> {
 public:
   client_impl(boost::asio::any_io_executor ex, transport_params s);
@@ -112,17 +126,12 @@ public:
   boost::asio::awaitable<result<response>> run(request req);
 
   /// Opens a streamed response (watch, logs) on a new connection and reads
-  /// its headers; a refusal is read as a Status. `throttled`: wait for the
-  /// rate limiter first (client-go throttles log streams, not watches).
-  boost::asio::awaitable<result<std::shared_ptr<watch_state>>>
-  open_stream(request req, bool throttled, bool raw_objects = false, watch_decoder_params::object_reader objects = {});
+  /// its headers (bounded by read_timeout); a refusal is read as a Status.
+  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, stream_params p);
 
-  /// Opens a watch on a new connection and reads the response headers.
-  /// `raw_objects`: the stream's decoder keeps ADDED/MODIFIED/DELETED
-  /// objects as text (typed watches read them straight into T), or, with
-  /// `objects` set, reads them into the type as it frames each event.
-  boost::asio::awaitable<result<watch_stream>> open_watch(request req, bool raw_objects = false,
-                                                          watch_decoder_params::object_reader objects = {});
+  /// Opens a watch (open_stream, not throttled: client-go throttles log
+  /// streams, not watches).
+  boost::asio::awaitable<result<watch_stream>> open_watch(request req, stream_params p);
 
   /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);
@@ -139,7 +148,7 @@ public:
 private:
   std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
 
-  boost::asio::awaitable<result<response>> attempt(const request& req, bool& connection_lost, int& retry_after);
+  boost::asio::awaitable<result<response>> attempt(const request& req, attempt_outcome& facts);
 };
 
 /// An open watch: its connection, the chunked-body parser and the decoder.
@@ -154,6 +163,7 @@ struct watch_state {
   std::atomic<bool> done{false};  // written on the strand; is_open() reads it anywhere
   error_code failure;             // reported once the events before it are consumed
   diagnostics failure_diag;
+  std::chrono::milliseconds idle_timeout{0};  ///< see stream_params
 
   /// Reads the next piece of body into buf; n is how many bytes arrived.
   boost::asio::awaitable<error_code> read_some(std::size_t& n);

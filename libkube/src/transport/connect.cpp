@@ -8,6 +8,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/http.hpp>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -22,6 +24,17 @@ namespace {
 template <class Stream, class Message>
 asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> write_on(Stream& s, Message& m) {
   co_return co_await http::async_write(s, m, use_tuple);
+}
+
+// Keepalive probes after `idle` without traffic, then every `idle` (Go's
+// net.Dialer KeepAlive sets both); the kernel drops the connection after 9
+// unanswered probes. Failing to set them is not worth failing the request.
+void set_keepalive(asio::ip::tcp::socket& s, std::chrono::seconds idle) {
+  const int secs = static_cast<int>(idle.count());
+  error_code ignored;
+  s.set_option(asio::socket_base::keep_alive(true), ignored);
+  s.set_option(asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPIDLE>(secs), ignored);
+  s.set_option(asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPINTVL>(secs), ignored);
 }
 }  // namespace
 
@@ -53,6 +66,7 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     co_return nullptr;
   }
   tcp->socket().set_option(asio::ip::tcp::no_delay(true));
+  if (settings.tcp_keepalive.count() > 0) set_keepalive(tcp->socket(), settings.tcp_keepalive);
   connections_opened.fetch_add(1, std::memory_order_relaxed);
 
   if (ep.proxy_host) {

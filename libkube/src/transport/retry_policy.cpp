@@ -9,11 +9,21 @@ retry_action retry_policy::next(const attempt_outcome& o) noexcept {
   namespace aerr = boost::asio::error;
   if (o.ec == aerr::operation_aborted) return {};
 
-  const bool reset = o.ec == aerr::connection_reset;
-  if (o.ec && o.connection_lost && retries_ < max_retries_) {
-    if (reset && !idempotent_) return {};
-    ++retries_;
-    return {kind::retry, reset ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0)};
+  if (o.ec && retries_ < max_retries_) {
+    // Go's persistConn.shouldRetryRequest: only a reused connection, and
+    // either nothing was written or a replayable request lost the
+    // connection before the answer began. The client's own timeout is the
+    // caller's deadline, not a lost connection.
+    const bool own_timeout = o.ec == client_errc::timeout;
+    if (o.reused && !own_timeout && (o.nothing_written || (replayable_ && o.nothing_received))) {
+      ++retries_;
+      return {kind::retry, std::chrono::milliseconds(0)};
+    }
+    // client-go's rest client: a GET whose connection was reset, after a second.
+    if (o.ec == aerr::connection_reset && replayable_) {
+      ++retries_;
+      return {kind::retry, std::chrono::milliseconds(1000)};
+    }
   }
 
   if ((o.http_status == 429 || o.http_status >= 500) && o.retry_after >= 0 && !o.ec) {

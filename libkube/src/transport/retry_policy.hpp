@@ -6,10 +6,15 @@
 //
 // The rules, in order:
 // - a cancelled attempt ends the request;
-// - a pooled keep-alive connection that failed before any response byte
-//   (the server closed it while idle) is retried at once on a new
-//   connection; a reset connection is retried after a second for GET and
-//   HEAD only (client-go's rule);
+// - a request is sent again only when that cannot do it twice (Go's
+//   transport, which client-go uses, keeps the same rule): on a reused
+//   keep-alive connection, at once on a new one, when no byte of the
+//   request was written (any method), or when a GET or HEAD got no response
+//   byte because the server closed the idle connection or the read failed;
+//   never after the client's own timeout, and never a POST, PUT, PATCH or
+//   DELETE that was written;
+// - a reset connection is retried after a second for GET and HEAD only
+//   (client-go's rest client);
 // - 429 and 5xx answers carrying Retry-After are retried after the time the
 //   server asked for; past `max_retries` the request fails with
 //   client_errc::too_many_retries;
@@ -26,10 +31,12 @@ namespace kube::detail {
 
 /// What one attempt came to, as the policy needs to know it.
 struct attempt_outcome {
-  error_code ec;                 ///< transport failure (empty when an answer arrived)
-  bool connection_lost = false;  ///< the exchange was reset, or a reused connection failed before any response byte
-  unsigned http_status = 0;      ///< the answer's status; 0 when none arrived
-  int retry_after = -1;          ///< the Retry-After header in seconds; -1 when absent
+  error_code ec = {};             ///< transport failure (empty when an answer arrived)
+  unsigned http_status = 0;       ///< the answer's status; 0 when none arrived
+  int retry_after = -1;           ///< the Retry-After header in seconds; -1 when absent
+  bool reused = false;            ///< the attempt ran on a pooled keep-alive connection
+  bool nothing_written = false;   ///< it failed before any byte of the request was written
+  bool nothing_received = false;  ///< it failed before any byte of the response arrived
 };
 
 struct retry_action {
@@ -48,7 +55,7 @@ public:
   /// `max_retries`: connection retries and Retry-After answers followed at
   /// most this often; 0 disables both (streams are opened once).
   retry_policy(http_method method, int max_retries) noexcept
-      : idempotent_(method == http_method::get || method == http_method::head),
+      : replayable_(method == http_method::get || method == http_method::head),
         max_retries_(max_retries) {}
 
   /// The action after an attempt; counts the retries it grants.
@@ -57,7 +64,7 @@ public:
   [[nodiscard]] int retries() const noexcept { return retries_; }
 
 private:
-  bool idempotent_;
+  bool replayable_;  ///< GET and HEAD: Go's Request.isReplayable for our requests
   int max_retries_;
   int retries_ = 0;
   bool refreshed_ = false;

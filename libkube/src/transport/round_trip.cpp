@@ -1,5 +1,6 @@
 // A unary request: throttle, one attempt on a pooled or new connection,
 // and the retry policy's decision after each attempt.
+#include "codec/parse_json.hpp"
 #include "transport/client_impl.hpp"
 #include "transport/retry_policy.hpp"
 
@@ -70,18 +71,18 @@ void client_impl::surface_warnings(const std::vector<std::string>& warnings) con
   }
 }
 
-// One try: connection, headers, write, read. `connection_lost` is set when
-// the exchange failed on a reused keep-alive connection before any response
-// byte arrived (the server closed it while idle), or was reset.
-asio::awaitable<result<response>> client_impl::attempt(const request& req, bool& connection_lost, int& retry_after) {
+// One try: connection, headers, write, read. `facts` gets what the retry
+// policy needs besides the result: whether the connection was a pooled one,
+// how far the exchange got, the Retry-After header.
+asio::awaitable<result<response>> client_impl::attempt(const request& req, attempt_outcome& facts) {
   result<response> r;
-  connection_lost = false;
-  retry_after = -1;
+  facts = {};
   std::unique_ptr<connection> conn;
   if (!idle_.empty()) {
     conn = std::move(idle_.back());
     idle_.pop_back();
     conn->reused = true;
+    facts.reused = true;
   } else {
     conn = co_await connect(r.ec, r.diag);
     if (!conn) co_return r;
@@ -94,27 +95,51 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   if (!settings.disable_compression) m.set(http::field::accept_encoding, "gzip");
   if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
 
-  if (settings.timeout.count() > 0) conn->tcp().expires_after(settings.timeout);
+  // Two clocks bound the exchange: the request's own deadline (`timeout`,
+  // none by default) and the read timeout, re-armed for every read, so a
+  // long list that keeps arriving is never cut while a server that went
+  // silent is found.
+  using steady = std::chrono::steady_clock;
+  const auto deadline = settings.timeout.count() > 0 ? steady::now() + settings.timeout : steady::time_point::max();
+  bool past_deadline = false;
+  auto arm = [&] {
+    auto t = deadline;
+    if (settings.read_timeout.count() > 0) t = std::min(t, steady::now() + settings.read_timeout);
+    past_deadline = t == deadline;
+    if (t == steady::time_point::max()) {
+      conn->tcp().expires_never();
+    } else {
+      conn->tcp().expires_at(t);
+    }
+  };
   http::response_parser<http::string_body> parser;
   parser.body_limit(boost::none);  // lists can be large; the caller asked for them
+  std::size_t written = 0;
   auto io = [&]<class Stream>(Stream& s) -> asio::awaitable<error_code> {
+    arm();
     auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
-    (void)wn;
+    written = wn;
     if (wec) co_return wec;
-    auto [rec, rn] = co_await http::async_read(s, conn->buffer, parser, use_tuple);
-    (void)rn;
-    co_return rec;
+    while (!parser.is_done()) {
+      arm();
+      auto [rec, rn] = co_await http::async_read_some(s, conn->buffer, parser, use_tuple);
+      (void)rn;
+      if (rec) co_return rec;
+    }
+    co_return error_code{};
   };
   const error_code ec = co_await conn->visit(io);
   conn->tcp().expires_never();
 
   if (ec) {
-    const bool nothing_received = !parser.got_some();
-    connection_lost = (conn->reused && nothing_received) || ec == asio::error::connection_reset;
+    facts.nothing_written = written == 0;
+    facts.nothing_received = !parser.got_some();
     if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
-      r.diag.set_client_message(req.describe() + ": timed out after " + std::to_string(settings.timeout.count()) +
-                                " ms");
+      r.diag.set_client_message(
+          req.describe() + (past_deadline ? ": timed out after " + std::to_string(settings.timeout.count()) + " ms"
+                                          : ": no data from the server for " +
+                                                std::to_string(settings.read_timeout.count()) + " ms (read_timeout)"));
     } else {
       r.ec = ec;
       r.diag.set_client_message(req.describe() + ": " + ec.message());
@@ -127,12 +152,11 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, bool&
   r.value.content_type = std::string(res[http::field::content_type]);
   r.value.warnings = parse_warnings(res);
   surface_warnings(r.value.warnings);
-  retry_after = -1;
   if (const auto ra = res[http::field::retry_after]; !ra.empty()) {
     int secs = 0;
     const auto* end = ra.data() + ra.size();
     if (auto [ptr, perr] = std::from_chars(ra.data(), end, secs); perr == std::errc{} && ptr == end && secs >= 0)
-      retry_after = secs;
+      facts.retry_after = secs;
   }
   const bool keep = res.keep_alive();
   r.value.body = std::move(res.body());
@@ -177,17 +201,33 @@ asio::awaitable<error_code> client_impl::throttle() {
 }
 
 asio::awaitable<result<response>> client_impl::run(request req) {
+  if (json_too_deep(req.body())) {
+    // What the SDK could not read back is not sent (one limit both ways).
+    result<response> r;
+    r.ec = client_errc::encode_error;
+    r.diag.set_client_message(req.describe() + ": the request body nests JSON objects and arrays deeper than " +
+                              std::to_string(codec::max_json_depth) + " levels (kube::codec::max_json_depth)");
+    co_return r;
+  }
   retry_policy policy(req.method(), settings.max_retries);
   for (;;) {
     // Every try is throttled, as client-go throttles each retry.
     if (auto ec = co_await throttle()) co_return result<response>{ec, {}, {}};
-    bool connection_lost = false;
-    int retry_after = -1;
-    auto r = co_await attempt(req, connection_lost, retry_after);
+    attempt_outcome facts;
+    auto r = co_await attempt(req, facts);
     const bool answered = r.value.status != 0;
-    const auto action = policy.next({answered ? error_code{} : r.ec, connection_lost, r.value.status, retry_after});
+    facts.ec = answered ? error_code{} : r.ec;
+    facts.http_status = r.value.status;
+    const auto action = policy.next(facts);
     switch (action.what) {
     case retry_action::kind::done:
+      if (!answered && facts.reused && facts.nothing_received && !facts.nothing_written &&
+          req.method() != http_method::get && req.method() != http_method::head && r.ec != client_errc::timeout &&
+          r.ec != asio::error::operation_aborted) {
+        r.diag.set_client_message(r.diag.client_message() +
+                                  " (the reused connection closed before any answer; not sent again, as the server "
+                                  "may have applied it)");
+      }
       co_return r;
     case retry_action::kind::give_up:
       r.ec = client_errc::too_many_retries;
@@ -203,7 +243,7 @@ asio::awaitable<result<response>> client_impl::run(request req) {
     }
     if (answered)
       settings.log.log(log_level::info, req.describe() + ": HTTP " + std::to_string(r.value.status) +
-                                            ", retrying after " + std::to_string(retry_after) + "s");
+                                            ", retrying after " + std::to_string(facts.retry_after) + "s");
     else
       settings.log.log(log_level::debug, req.describe() + ": retrying on a new connection after " + r.ec.message());
     if (action.delay.count() > 0) {

@@ -2,6 +2,7 @@
 // (into a per-response arena) and decoded straight into the caller's object
 // through T's codec function; the request machinery is kube::client's, the
 // query parameters the dynamic client's (rest_params.hpp).
+#include "codec/parse_json.hpp"
 #include "transport/client_impl.hpp"
 #include "rest/rest_params.hpp"
 
@@ -130,9 +131,7 @@ error_code decode_value(const json::value& v, codec::decode_fn fn, void* out, co
 error_code parse_body(const std::string& body, const std::string& what, json::value& v, json::storage_ptr arena,
                       diagnostics& diag) {
   boost::system::error_code jec;
-  json::parse_options opt;
-  opt.max_depth = codec::json_reader::max_depth;  // as deep as read_json accepts
-  v = json::parse(body, jec, std::move(arena), opt);
+  v = detail::parse_json(body, jec, std::move(arena));
   if (jec || !v.is_object()) {
     diag.set_client_message(what + ": the response is not a JSON object" + (jec ? " (" + jec.message() + ")" : ""));
     return client_errc::decode_error;
@@ -337,7 +336,7 @@ void typed_patch(typed_ptr t, std::string name, patch_type type, std::string bod
   if (type == patch_type::apply && t->namespaced && t->namespace_name.empty()) {
     // Apply from an all-namespaces api: the body's metadata.namespace.
     boost::system::error_code jec;
-    auto v = json::parse(body, jec);
+    auto v = detail::parse_json(body, jec);
     if (!jec && v.is_object())
       if (const auto* md = v.as_object().if_contains("metadata"); md && md->is_object())
         if (const auto* n = md->as_object().if_contains("namespace"); n && n->is_string()) body_ns = n->as_string();
@@ -439,9 +438,8 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
       } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the DOM path below reports it
       }
     }
-    json::parse_options opt;
-    opt.max_depth = codec::json_reader::max_depth;
-    ev.object = json::parse(ev.object_text, {}, opt).as_object();  // valid JSON: the decoder checked it
+    error_code jec;
+    ev.object = detail::parse_json(ev.object_text, jec).as_object();  // valid JSON: the decoder checked it
   }
   const json::object* md = nullptr;
   if (const auto* m = ev.object.if_contains("metadata"); m && m->is_object()) md = &m->as_object();
@@ -490,10 +488,11 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
   add_watch_params(req, p);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out),
-       objects = t->objects]() mutable -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), out = std::move(out), objects = t->objects,
+       idle = p.idle_timeout]() mutable -> asio::awaitable<result<typed_done>> {
         // Objects read straight into T from the text, as each event is framed.
-        auto r = co_await impl->open_watch(std::move(req), true, objects);
+        auto r =
+            co_await impl->open_watch(std::move(req), {.raw_objects = true, .objects = objects, .idle_timeout = idle});
         if (!r.ec) *out = std::move(r.value);
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },

@@ -3,7 +3,6 @@
 #include "transport/client_impl.hpp"
 #include "transport/retry_policy.hpp"
 
-#include <kube/codec/json_reader.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/watch/watch_stream.hpp>
 
@@ -25,11 +24,15 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   n = 0;
   parser.get().body().data = buf.data();
   parser.get().body().size = buf.size();
+  if (idle_timeout.count() > 0) conn->tcp().expires_after(idle_timeout);
   auto [ec, used] =
       co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
   (void)used;
   n = buf.size() - parser.get().body().size;
   if (ec == http::error::need_buffer) ec = {};
+  // A silent stream is a dead connection to the caller: timed_out, a
+  // network error (the informer reopens its watch at the last version).
+  if (ec == beast::error::timeout) ec = asio::error::timed_out;
   co_return ec;
 }
 
@@ -91,14 +94,16 @@ void watch_state::end_of_body() {
 
 void watch_state::fail(error_code ec) {
   failure = ec;
-  failure_diag.set_client_message(req.describe() + ": " +
-                                  (ec.category() == client_category() ? decoder.error_message() : ec.message()));
+  std::string why = ec.category() == client_category() ? decoder.error_message() : ec.message();
+  if (ec == asio::error::timed_out && idle_timeout.count() > 0) {
+    why = "no data for " + std::to_string(idle_timeout.count()) + " ms (idle_timeout): the connection is presumed dead";
+  }
+  failure_diag.set_client_message(req.describe() + ": " + why);
   close();
 }
 
-asio::awaitable<result<std::shared_ptr<watch_state>>>
-client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_decoder_params::object_reader objects) {
-  if (throttled) {
+asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, stream_params sp) {
+  if (sp.throttled) {
     if (auto ec = co_await throttle()) co_return result<std::shared_ptr<watch_state>>{ec, {}, {}};
   }
   // Streams are opened once: no connection retries, no Retry-After; a 401
@@ -111,20 +116,18 @@ client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_de
     auto m = to_http(req);
     if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
     auto st = std::make_shared<watch_state>();
-    if (raw_objects) {
+    if (sp.raw_objects) {
       detail::watch_decoder_params dp;
       dp.raw_objects = true;
-      if (objects.make && objects.read && objects.type) {
-        dp.objects = objects;
-        // The envelope is one level above the object, which the text
-        // reader reads up to its own limit.
-        dp.max_depth = codec::json_reader::max_depth + 1;
-      }
+      if (sp.objects.make && sp.objects.read && sp.objects.type) dp.objects = sp.objects;
       st->decoder = detail::watch_decoder(dp);
     }
     st->impl = shared_from_this();
     st->req = req;
+    st->idle_timeout = sp.idle_timeout;
     st->parser.body_limit(boost::none);
+    // The headers come within read_timeout, or the server is presumed hung.
+    if (settings.read_timeout.count() > 0) conn->tcp().expires_after(settings.read_timeout);
     auto ec = co_await conn->visit([&](auto& s) -> asio::awaitable<error_code> {
       auto [wec, wn] = co_await http::async_write(s, m, use_tuple);
       (void)wn;
@@ -133,6 +136,13 @@ client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_de
       (void)rn;
       co_return rec;
     });
+    conn->tcp().expires_never();
+    if (ec == beast::error::timeout) {
+      r.ec = client_errc::timeout;
+      r.diag.set_client_message(req.describe() + ": no response headers from the server within " +
+                                std::to_string(settings.read_timeout.count()) + " ms (read_timeout)");
+      co_return r;
+    }
     if (ec) {
       r.ec = ec;
       r.diag.set_client_message(req.describe() + ": " + ec.message());
@@ -154,7 +164,7 @@ client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_de
       if (rec) break;
     }
     st->close();
-    if (policy.next({{}, false, status, -1}).what == retry_action::kind::refresh_and_retry && auth &&
+    if (policy.next({.http_status = status}).what == retry_action::kind::refresh_and_retry && auth &&
         auth->invalidate())
       continue;
     r.ec = status_error(status, body, req, r.diag);
@@ -162,15 +172,19 @@ client_impl::open_stream(request req, bool throttled, bool raw_objects, watch_de
   }
 }
 
-asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, bool raw_objects,
-                                                              watch_decoder_params::object_reader objects) {
-  auto r = co_await open_stream(std::move(req), false, raw_objects, objects);
+asio::awaitable<result<watch_stream>> client_impl::open_watch(request req, stream_params p) {
+  p.throttled = false;
+  auto r = co_await open_stream(std::move(req), p);
   co_return result<watch_stream>{r.ec, std::move(r.diag), r.value ? watch_stream(std::move(r.value)) : watch_stream()};
 }
 
-void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler) {
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, std::chrono::milliseconds idle_timeout,
+                 completion<watch_stream> handler) {
   spawn_operation(
-      impl->strand, [impl, req = std::move(req)]() mutable { return impl->open_watch(std::move(req)); },
+      impl->strand,
+      [impl, req = std::move(req), idle_timeout]() mutable {
+        return impl->open_watch(std::move(req), {.idle_timeout = idle_timeout});
+      },
       std::move(handler), finish_result{});
 }
 

@@ -16,6 +16,7 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -171,6 +172,18 @@ kube::unstructured configmap(const std::string& ns, const std::string& name, con
   return u;
 }
 
+// Stops an informer running on its own thread (terminal cancellation posted
+// to its io_context) and joins the thread, whatever way the test leaves.
+struct joiner {
+  std::thread& t;
+  asio::io_context& io;
+  asio::cancellation_signal& s;
+  ~joiner() {
+    asio::post(io, [this] { s.emit(asio::cancellation_type::terminal); });
+    t.join();
+  }
+};
+
 // Runs `op` until it succeeds (the apiserver may be restarting).
 template <class Op>
 asio::awaitable<void> retry(Op op) {
@@ -229,15 +242,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::atomic<bool> inf_done{false};
   factory.async_run(asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code) { inf_done = true; }));
   std::thread inf_thread([&] { inf_io.run(); });
-  struct joiner {
-    std::thread& t;
-    asio::io_context& io;
-    asio::cancellation_signal& s;
-    ~joiner() {
-      asio::post(io, [this] { s.emit(asio::cancellation_type::terminal); });
-      t.join();
-    }
-  } join_inf{inf_thread, inf_io, stop};
+  joiner join_inf{inf_thread, inf_io, stop};
 
   {
     std::promise<kube::error_code> synced;
@@ -358,4 +363,81 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   for (const auto& name : lister.in_namespace(ns).list()) {
     CHECK_FALSE(name->object().at("metadata").as_object().contains("managedFields"));
   }
+}
+
+TEST_CASE("an informer whose apiserver is paused finds its silent watch and catches up without a relist once resumed",
+          "[informer][stall]") {
+  const auto ns = unique_name("informer-stall");
+  create_namespace(ns);
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(sh(kubectl() + "-n " + ns + " create configmap before-" + std::to_string(i) + " --from-literal=v=0") == 0);
+
+  auto settings = admin_cert_settings();
+  settings.read_timeout = 2s;     // a paused apiserver answers nothing: find it fast
+  settings.connect_timeout = 2s;  // the kernel accepts, the TLS handshake never ends
+  asio::io_context io;
+  auto c = kube::detail::client_access::make(io.get_executor(), settings);
+  ki::informer_params<kube::unstructured> o;
+  o.reflector.watch_idle_timeout = 3s;
+  o.reflector.backoff.max = 2s;
+  std::atomic<int> hook_errors{0};
+  o.on_watch_error = [&](const kube::error_code&, const kube::diagnostics&) { ++hook_errors; };
+  ki::shared_index_informer<kube::unstructured> inf(
+      io.get_executor(),
+      std::make_shared<ki::dynamic_lister_watcher>(kube::dynamic_api(c, {"", "v1", "configmaps"}, ns),
+                                                   ki::dynamic_lister_watcher_params{"ConfigMap"}),
+      std::move(o));
+  asio::cancellation_signal stop;
+  inf.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
+  std::thread runner([&] { io.run(); });
+  joiner join{runner, io, stop};
+  auto stats = [&] {  // the reflector's counters, read on the informer's strand
+    std::promise<ki::reflector_stats> p;
+    asio::post(inf.get_executor(), [&] { p.set_value(inf.get_reflector().stats()); });
+    return p.get_future().get();
+  };
+  {
+    std::promise<kube::error_code> synced;
+    inf.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
+    auto f = synced.get_future();
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    REQUIRE_FALSE(f.get());
+  }
+  const auto lister = inf.make_lister();
+  REQUIRE(converges(lister, ns, 30s));
+  const auto before = stats();
+
+  // Pause the real apiserver (its pid from the launcher): connections stay
+  // open and accepted, nothing is answered.
+  const auto env = cluster_env();
+  const auto status = capture(env.at("KUBE_TEST_KCLUSTER") + " status --dir " + env.at("KUBE_TEST_CLUSTER_DIR"));
+  const auto at = status.find("\"apiserverPid\":");
+  REQUIRE(at != std::string::npos);
+  const int pid = std::stoi(status.substr(at + std::string("\"apiserverPid\":").size()));
+  REQUIRE(pid > 0);
+  REQUIRE(::kill(pid, SIGSTOP) == 0);
+  std::this_thread::sleep_for(8s);  // past the idle timeout, a few reopen attempts
+  const auto during = stats();
+  REQUIRE(::kill(pid, SIGCONT) == 0);
+  const auto resumed = std::chrono::steady_clock::now();
+
+  // Changes after the resume reach the cache through the reopened watch.
+  REQUIRE(sh(kubectl() + "-n " + ns + " create configmap after --from-literal=v=1") == 0);
+  REQUIRE(sh(kubectl() + "-n " + ns + " label configmap before-0 touched=yes") == 0);
+  REQUIRE(sh(kubectl() + "-n " + ns + " delete configmap before-1") == 0);
+  REQUIRE(converges(lister, ns, 30s));
+  const auto caught_up = std::chrono::steady_clock::now() - resumed;
+  const auto after = stats();
+  INFO("watches before/during/after " << before.watches << "/" << during.watches << "/" << after.watches
+                                      << ", caught up in "
+                                      << std::chrono::duration_cast<std::chrono::milliseconds>(caught_up).count()
+                                      << " ms");
+  CHECK(during.watches > before.watches);  // the silent watch was closed, reopening was tried
+  CHECK(after.watches > during.watches);   // and it reopened after the resume
+  CHECK(after.lists == before.lists);      // at the last resourceVersion: no relist
+  CHECK(hook_errors.load() == 0);
+  CHECK(caught_up < 30s);
+  const auto state = server_state(ns);
+  CHECK(state.count("after") == 1);
+  CHECK(state.count("before-1") == 0);
 }

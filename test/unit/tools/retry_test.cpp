@@ -1,9 +1,12 @@
 // The client's exchange rules, against a scripted local HTTP server (plain
 // TCP on 127.0.0.1) that answers each request as the test says: 429/5xx with
 // Retry-After are retried at most max_retries times, 5xx without it is not,
-// a reset connection is retried for GET only, warnings reach the hook, gzip
+// a reset connection is retried for GET only, a write on a reused
+// connection that closed unanswered is never sent twice (a GET is), warnings
+// reach the hook, gzip
 // is asked for (unless disabled) and decoded, other encodings are refused.
 #include <kube/rest/client.hpp>
+#include <kube/with_diagnostics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -31,6 +34,7 @@ struct reply {
   unsigned status = 200;
   std::string retry_after;  // empty: no header
   bool reset = false;       // close the connection with RST instead of answering
+  bool close = false;       // close the connection (FIN) instead of answering
   std::string warning;      // a Warning header value
   std::string encoding;     // a Content-Encoding header value
   std::string body;         // the body as sent (default: a small JSON object or a Status)
@@ -45,6 +49,11 @@ reply answer(unsigned status, std::string retry_after = {}) {
 reply reset_connection() {
   reply r;
   r.reset = true;
+  return r;
+}
+reply close_without_answer() {
+  reply r;
+  r.close = true;
   return r;
 }
 
@@ -79,6 +88,10 @@ struct scripted_server {
       const reply r = script(requests++);
       if (r.reset) {
         sock.set_option(tcp::socket::linger(true, 0));  // RST on close
+        sock.close();
+        co_return;
+      }
+      if (r.close) {
         sock.close();
         co_return;
       }
@@ -137,7 +150,58 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
   return out;
 }
 
+// A GET answered 200 on a keep-alive connection, then a request of `second`
+// that the client sends on that same (reused) connection; the outcome is the
+// second request's.
+outcome second_on_reused_connection(std::function<reply(int)> script, kube::http_method second) {
+  asio::io_context io;
+  scripted_server server(io.get_executor(), std::move(script));
+  asio::co_spawn(io, server.run(), asio::detached);
+  kube::detail::transport_params s;
+  s.server = server.url();
+  s.qps = 0;
+  auto c = kube::detail::client_access::make(io.get_executor(), s);
+  outcome out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto [ec1, r1] =
+            co_await c.async_request(kube::request{}.raw_path("/first"), asio::as_tuple(asio::use_awaitable));
+        CHECK_FALSE(ec1);
+        CHECK(r1.status == 200);
+        kube::diagnostics diag;
+        auto [ec, r] = co_await c.async_request(kube::request{}.method(second).raw_path("/second").body("{}"),
+                                                kube::with_diagnostics(diag, asio::as_tuple(asio::use_awaitable)));
+        out.ec = ec;
+        out.res = std::move(r);
+        out.res.diag = std::move(diag);
+        io.stop();
+      },
+      asio::detached);
+  io.run_for(std::chrono::seconds(60));
+  out.requests = server.requests;
+  out.methods = server.methods;
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("a POST on a reused connection that closes unanswered is sent once and fails clearly", "[retry][replay]") {
+  auto o = second_on_reused_connection([](int n) { return n == 0 ? answer(200) : close_without_answer(); },
+                                       kube::http_method::post);
+  CHECK(o.ec);  // the connection's end (Beast's end_of_stream)
+  CHECK(o.res.status == 0);
+  CHECK(o.methods == std::vector<std::string>{"GET", "POST"});  // the POST reached the server exactly once
+  CHECK(o.res.diag.client_message().find("not sent again") != std::string::npos);
+}
+
+TEST_CASE("a GET on a reused connection that closes unanswered is sent again on a new one", "[retry][replay]") {
+  auto o = second_on_reused_connection([](int n) { return n == 1 ? close_without_answer() : answer(200); },
+                                       kube::http_method::get);
+  CHECK_FALSE(o.ec);
+  CHECK(o.res.status == 200);
+  CHECK(o.methods == std::vector<std::string>{"GET", "GET", "GET"});
+}
 
 TEST_CASE("429 with Retry-After is retried after the given delay until it succeeds", "[retry]") {
   const auto start = std::chrono::steady_clock::now();

@@ -51,9 +51,7 @@
 #include <kube/informer/lister.hpp>
 #include <kube/informer/shared_informer.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -234,8 +232,9 @@ public:
 
 private:
   struct tracked {
-    std::function<boost::asio::awaitable<void>()> wait_informer;
-    std::function<bool()> handler_synced;
+    /// Completes once the informer has synced and the handler has received
+    /// its cache.
+    std::function<boost::asio::awaitable<void>()> wait_synced;
   };
 
   informer::informer_factory& require_factory() const {
@@ -278,23 +277,21 @@ private:
     }
     auto reg = inf->add_handler(std::move(h));
     tracked t;
-    t.wait_informer = [inf]() { return inf->async_wait_for_sync(boost::asio::use_awaitable); };
-    t.handler_synced = [reg]() { return reg->has_synced(); };
+    t.wait_synced = [inf, reg]() -> boost::asio::awaitable<void> {
+      co_await inf->async_wait_for_sync(boost::asio::use_awaitable);
+      // add_handler posted the handler's registration (and its replay of
+      // the cache) to the informer's strand before this, so it has run once
+      // a later post to that strand has: no timer, no polling.
+      while (!reg->has_synced()) {
+        co_await boost::asio::post(inf->get_executor(), boost::asio::use_awaitable);
+      }
+    };
     tracked_.push_back(std::move(t));
   }
 
   boost::asio::awaitable<void> wait_synced() {
     for (auto& t : tracked_) {
-      co_await t.wait_informer();
-    }
-    // The handlers' replay of the cache follows the informer's sync on its
-    // strand; it is normally done already. Poll briefly if not.
-    boost::asio::steady_timer tick(co_await boost::asio::this_coro::executor);
-    for (auto& t : tracked_) {
-      while (!t.handler_synced()) {
-        tick.expires_after(std::chrono::milliseconds(5));
-        co_await tick.async_wait(boost::asio::use_awaitable);
-      }
+      co_await t.wait_synced();
     }
   }
 

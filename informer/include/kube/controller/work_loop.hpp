@@ -33,7 +33,7 @@
 // thread. The work_loop must outlive its async_run.
 
 #include <kube/controller/reconcile.hpp>
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 #include <kube/detail/spawn.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
@@ -89,7 +89,7 @@ class work_loop {
 public:
   using reconcile_fn = std::function<boost::asio::awaitable<reconcile_result>(const std::string& key)>;
   using ready_fn = std::function<boost::asio::awaitable<void>()>;
-  /// A strand over the executor given (kube::detail::make_strand_executor).
+  /// A strand over the executor given (kube::make_strand_executor).
   using executor_type = boost::asio::any_io_executor;
 
   explicit work_loop(const boost::asio::any_io_executor& ex, work_loop_params options = {});

@@ -14,7 +14,7 @@ namespace kube::informer {
 /// doubling up to 30 s, each delay stretched by a random factor in
 /// [1, 1 + jitter) (so [30 s, 60 s) at the cap), and back to 800 ms once no
 /// delay was taken for `reset_after` (2 min of health).
-struct backoff_policy {
+struct backoff_params {
   clock::duration initial = std::chrono::milliseconds(800);
   clock::duration max = std::chrono::seconds(30);
   double factor = 2.0;
@@ -27,7 +27,7 @@ struct backoff_policy {
 /// last delay taken. Plain value, not thread-safe.
 class backoff {
 public:
-  explicit backoff(backoff_policy p = {})
+  explicit backoff(backoff_params p = {})
       : p_(p),
         b_(fresh()) {}
 
@@ -40,7 +40,7 @@ public:
     return std::chrono::duration_cast<clock::duration>(b_.step(std::clamp(random01, 0.0, 1.0)));
   }
 
-  [[nodiscard]] const backoff_policy& policy() const noexcept { return p_; }
+  [[nodiscard]] const backoff_params& params() const noexcept { return p_; }
 
 private:
   // Unbounded steps: the reflector never gives up; the cap holds the delay at max.
@@ -48,7 +48,7 @@ private:
     return kube::backoff{p_.initial, p_.factor, p_.jitter, std::numeric_limits<int>::max(), p_.max};
   }
 
-  backoff_policy p_;
+  backoff_params p_;
   kube::backoff b_;
   std::optional<clock::time_point> last_;
 };

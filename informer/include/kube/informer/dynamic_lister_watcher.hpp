@@ -6,12 +6,13 @@
 #include <kube/informer/lister_watcher.hpp>
 
 #include <kube/dynamic/dynamic_api.hpp>
-#include <kube/exception.hpp>
 #include <kube/dynamic/unstructured.hpp>
 #include <kube/watch/watch_event.hpp>
 #include <kube/watch/watch_stream.hpp>
 
 #include <boost/asio/error.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -68,23 +69,19 @@ public:
       co_return std::nullopt;
     }
     event<unstructured> out;
-    // emplace move-constructs: assigning would copy the event's arena-held object.
-    std::optional<watch_event> next;
-    try {
-      next.emplace(co_await s_.async_next(kube::use_awaitable));
-    } catch (const kube::error& e) {
+    auto op = s_.async_next(outcome_token(out.diag));
+    auto [ec, ev] = co_await std::move(op);
+    if (ec) {
       done_ = true;
-      co_return read_failure<unstructured>(e);
+      co_return read_failure<unstructured>(ec, out.diag);
     }
-    watch_event& ev = *next;
+    out.type = ev.type;
     switch (ev.type) {
     case watch_event_type::error:
       done_ = true;
-      out.type = event_type::error;
       out.ec = watch_event_error(ev, out.diag);
       co_return out;
     case watch_event_type::bookmark: {
-      out.type = event_type::bookmark;
       unstructured u(std::move(ev.object));
       out.resource_version = u.resource_version();
       const auto ann = u.annotations();
@@ -95,14 +92,14 @@ public:
     case watch_event_type::added:
     case watch_event_type::modified:
     case watch_event_type::deleted: {
-      out.type = ev.type == watch_event_type::added      ? event_type::added
-                 : ev.type == watch_event_type::modified ? event_type::modified
-                                                         : event_type::deleted;
-      auto u = std::make_shared<unstructured>(std::move(ev.object));
-      if (auto ec = check_object(*u, kind_, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
+      // Copied out of the event's arena into the default resource: the arena
+      // (a monotonic_resource) is not thread-safe, and cached objects are
+      // read and copied from any thread.
+      auto u = std::make_shared<unstructured>(boost::json::object(std::move(ev.object), boost::json::storage_ptr()));
+      if (auto bad = check_object(*u, kind_, what_ + " " + std::string(to_string(ev.type)) + " event", out.diag)) {
         done_ = true;
         out.type = event_type::error;
-        out.ec = ec;
+        out.ec = bad;
         co_return out;
       }
       out.resource_version = u->resource_version();
@@ -137,13 +134,13 @@ public:
 
   boost::asio::awaitable<list_outcome<unstructured>> list(const list_params& params) override {
     return detail::list_or_watch<list_outcome<unstructured>>(
-        params, opts_, [this](const list_params& p) { return api_.async_list(p, kube::use_awaitable); },
+        params, opts_, [this](const list_params& p, auto token) { return api_.async_list(p, std::move(token)); },
         [this](unstructured_list& page, list_outcome<unstructured>& out) { take_page(page, out); });
   }
 
   boost::asio::awaitable<watch_outcome<unstructured>> watch(const watch_params& params) override {
     return detail::list_or_watch<watch_outcome<unstructured>>(
-        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        params, opts_, [this](const watch_params& p, auto token) { return api_.async_watch(p, std::move(token)); },
         [this](watch_stream& s, watch_outcome<unstructured>& out) {
           out.stream = std::make_unique<detail::dynamic_event_stream>(std::move(s), opts_.expected_kind,
                                                                       "watch " + api_.resource().resource);

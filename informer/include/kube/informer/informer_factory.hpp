@@ -1,6 +1,6 @@
 #pragma once
 
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/metadata_lister_watcher.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>
@@ -54,7 +54,7 @@ public:
   informer_factory(client c, informer_factory_params options = {})
       : client_(std::move(c)),
         opts_(std::move(options)),
-        strand_(kube::detail::make_strand_executor(client_.get_executor())),
+        strand_(kube::make_strand_executor(client_.get_executor())),
         cv_(strand_, boost::asio::steady_timer::time_point::max()) {}
 
   informer_factory(const informer_factory&) = delete;

@@ -8,13 +8,16 @@
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
-#include <kube/exception.hpp>
 #include <kube/rest/list_params.hpp>
+#include <kube/watch/watch_event.hpp>
+#include <kube/with_diagnostics.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,7 +43,8 @@ struct list_outcome {
   list_result<T> result;
 };
 
-enum class event_type : std::uint8_t { added, modified, deleted, bookmark, error };
+/// The client's watch event types, kept as they are (no translation).
+using event_type = kube::watch_event_type;
 
 /// The annotation of the bookmark that ends the initial events of a
 /// streaming list (metav1.InitialEventsAnnotationKey).
@@ -121,22 +125,18 @@ public:
 
 namespace detail {
 
-/// Awaits `op` (an operation with the throwing kube::use_awaitable token):
-/// its value, or nullopt with the kube::error stored in out.ec/out.diag.
-/// Cancellation (operation_aborted) propagates as the exception it is.
-/// Shared by the lister_watcher implementations.
-template <class R, class Outcome>
-boost::asio::awaitable<std::optional<R>> capture_error(boost::asio::awaitable<R> op, Outcome& out) {
-  try {
-    co_return co_await std::move(op);
-  } catch (const kube::error& e) {
-    if (e.code() == boost::asio::error::operation_aborted) {
-      throw;
-    }
-    out.ec = e.code();
-    out.diag = e.diag();
+/// The completion token the lister_watchers give the client: the error
+/// code and the diagnostics come back as values, so a failed list or the
+/// normal end of a watch costs no exception.
+inline auto outcome_token(diagnostics& diag) {
+  return kube::with_diagnostics(diag, boost::asio::as_tuple(boost::asio::use_awaitable));
+}
+
+/// Cancellation leaves list/watch/next as an exception, as their contract says.
+inline void throw_if_aborted(error_code ec) {
+  if (ec == boost::asio::error::operation_aborted) {
+    throw boost::system::system_error(ec);
   }
-  co_return std::nullopt;
 }
 
 /// Fills selectors the caller left empty with the lister_watcher's own.
@@ -152,37 +152,39 @@ inline void default_selectors(std::string& label, std::string& field, const std:
 
 /// The glue every lister_watcher over a client shares: the caller's
 /// `params` with the default selectors of `opts` (its label_selector and
-/// field_selector), the client's call `call(params)` (an awaitable of the
-/// kube::use_awaitable token), its error kept in the outcome, and
-/// `take(answer, outcome)` for what it answered.
+/// field_selector), the client's call `call(params, token)` (with
+/// outcome_token), its error kept in the outcome, and `take(answer,
+/// outcome)` for what it answered.
 template <class Outcome, class Params, class Options, class Call, class Take>
 boost::asio::awaitable<Outcome> list_or_watch(const Params& params, const Options& opts, Call call, Take take) {
   Outcome out;
   Params p = params;
   default_selectors(p.label_selector, p.field_selector, opts.label_selector, opts.field_selector);
-  auto op = call(p);  // not inside the co_await (g++ 12 and temporaries: docs/guides/client.md)
-  auto answer = co_await capture_error(std::move(op), out);
-  if (answer) {
-    take(*answer, out);
+  // Not inside the co_await (g++ 12 and temporaries: docs/guides/client.md).
+  auto op = call(p, outcome_token(out.diag));
+  auto [ec, answer] = co_await std::move(op);
+  throw_if_aborted(ec);
+  if (ec) {
+    out.ec = ec;
+  } else {
+    take(answer, out);
   }
   co_return out;
 }
 
-/// What a failed read of a watch stream means for event_stream::next():
-/// nullopt at the clean end (eof), an error event otherwise; cancellation
-/// propagates. Call it from the catch handler of the read.
+/// What a failed read of a watch stream (`ec`, `diag`) means for
+/// event_stream::next(): nullopt at the clean end (eof), an error event
+/// otherwise; cancellation throws.
 template <class T>
-std::optional<event<T>> read_failure(const kube::error& e) {
-  if (e.code() == boost::asio::error::eof) {
+std::optional<event<T>> read_failure(error_code ec, diagnostics& diag) {
+  if (ec == boost::asio::error::eof) {
     return std::nullopt;
   }
-  if (e.code() == boost::asio::error::operation_aborted) {
-    throw;  // the exception being handled
-  }
+  throw_if_aborted(ec);
   event<T> out;
   out.type = event_type::error;
-  out.ec = e.code();
-  out.diag = e.diag();
+  out.ec = ec;
+  out.diag = std::move(diag);
   return out;
 }
 

@@ -7,7 +7,6 @@
 #include <kube/informer/lister_watcher.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>
 
-#include <kube/exception.hpp>
 #include <kube/dynamic/metadata_api.hpp>
 
 #include <memory>
@@ -75,7 +74,7 @@ public:
   boost::asio::awaitable<list_outcome<partial_object_metadata>> list(const list_params& params) override {
     using outcome = list_outcome<partial_object_metadata>;
     return detail::list_or_watch<outcome>(
-        params, opts_, [this](const list_params& p) { return api_.async_list_shared(p, kube::use_awaitable); },
+        params, opts_, [this](const list_params& p, auto token) { return api_.async_list_shared(p, std::move(token)); },
         [this](shared_list<partial_object_metadata>& page, outcome& out) {
           detail::share_page(page, out, "list " + api_.resource().resource,
                              detail::metadata_policy(opts_.strip_managed_fields));
@@ -85,7 +84,7 @@ public:
   boost::asio::awaitable<watch_outcome<partial_object_metadata>> watch(const watch_params& params) override {
     using outcome = watch_outcome<partial_object_metadata>;
     return detail::list_or_watch<outcome>(
-        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        params, opts_, [this](const watch_params& p, auto token) { return api_.async_watch(p, std::move(token)); },
         [this](typed_watch_stream<partial_object_metadata>& s, outcome& out) {
           out.stream = std::make_unique<detail::typed_event_stream<partial_object_metadata>>(
               std::move(s), "watch " + api_.resource().resource, detail::metadata_policy(opts_.strip_managed_fields));

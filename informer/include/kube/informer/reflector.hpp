@@ -49,9 +49,13 @@ struct reflector_params {
   std::string name = "reflector";               ///< names the reflector in error messages
   std::shared_ptr<const clock> clk = {};        ///< null: default_clock() (real_clock())
   std::function<double()> random = {};          ///< uniform [0, 1); null: a seeded mt19937_64
-  backoff_policy backoff = {};                  ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
+  backoff_params backoff = {};                  ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
   std::chrono::seconds min_watch_timeout{300};  ///< timeoutSeconds is random in [min, max]
   std::chrono::seconds max_watch_timeout{600};
+  /// A watch that receives no byte (not even a bookmark: the apiserver
+  /// sends one about every minute) for this long is presumed dead, closed
+  /// and reopened at the last resourceVersion, without a relist. 0: never.
+  std::chrono::milliseconds watch_idle_timeout{150'000};
   long long page_size = 500;    ///< page size of "0" and "" lists; 0: no paging
   bool streaming_list = false;  ///< try sendInitialEvents=true first, fall back to list
   watch_error_handler on_watch_error = {};
@@ -84,13 +88,15 @@ struct reflector_stats {
 ///   [min_watch_timeout, max_watch_timeout], from the last resourceVersion
 ///   seen. A watch that ends normally (or whose connection drops) is
 ///   reopened from there without a relist; one that lasted under 1 s with
-///   no event counts as an error. Opening a watch that fails with
-///   connection refused or 429 is retried after a backoff, without relist.
+///   no event counts as an error. A watch silent for `watch_idle_timeout`
+///   is presumed dead and reopened the same way. Opening a watch that fails
+///   with connection refused, 429, a timeout or a broken connection is
+///   retried after a backoff, without relist.
 /// - Any other error ends the cycle: it goes to `on_watch_error`, and after
 ///   a backoff delay the Reflector relists. That includes ERROR events
 ///   (410 expired -> relist), malformed events and objects of the wrong
 ///   kind; the cache keeps its content until the relist replaces it.
-/// - Backoff: see backoff_policy (800 ms -> 30 s, jitter, reset after 2 min
+/// - Backoff: see backoff_params (800 ms -> 30 s, jitter, reset after 2 min
 ///   without a delay). A delay is taken between every two cycles.
 /// - Streaming list (`streaming_list`): a watch with sendInitialEvents=true,
 ///   resourceVersionMatch=NotOlderThan; events are collected in a temporary
@@ -207,8 +213,13 @@ private:
     return obj;
   }
 
+  // A watch that could not be opened for one of these is tried again after
+  // a backoff, at the same resourceVersion, without a relist: client-go's
+  // connection refused and 429, and a server that did not answer in time
+  // or whose connection broke (it may be paused or overloaded).
   static bool retriable(const error_code& ec) {
-    return ec == boost::asio::error::connection_refused || ec == api_errc::too_many_requests;
+    return ec == boost::asio::error::connection_refused || ec == api_errc::too_many_requests ||
+           ec == client_errc::timeout || is_network_error(ec);
   }
 
   // client-go's isTooLargeResourceVersionError.
@@ -366,6 +377,7 @@ private:
       p.send_initial_events = true;
       p.resource_version_match = "NotOlderThan";
       p.timeout_seconds = watch_timeout_seconds();
+      p.idle_timeout = o_.watch_idle_timeout;
       auto o = co_await lw_->watch(p);
       ++stats_.watches;
       co_await throw_if_cancelled();
@@ -514,6 +526,7 @@ private:
         p.resource_version = last_rv_;
         p.allow_bookmarks = true;
         p.timeout_seconds = watch_timeout_seconds();
+        p.idle_timeout = o_.watch_idle_timeout;
         if (p.resource_version.empty() || p.resource_version == "0") {
           propagate = false;
         }

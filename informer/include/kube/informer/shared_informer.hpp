@@ -1,6 +1,6 @@
 #pragma once
 
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta.hpp>
 #include <kube/informer/delta_fifo.hpp>
@@ -144,12 +144,12 @@ template <class T>
 class shared_index_informer {
 public:
   using object_ptr = std::shared_ptr<const T>;
-  /// A strand over the executor given (kube::detail::make_strand_executor).
+  /// A strand over the executor given (kube::make_strand_executor).
   using executor_type = boost::asio::any_io_executor;
 
   shared_index_informer(boost::asio::any_io_executor ex, std::shared_ptr<lister_watcher<T>> lw,
                         informer_params<T> options = {})
-      : strand_(kube::detail::make_strand_executor(ex)),
+      : strand_(kube::make_strand_executor(ex)),
         o_(std::move(options)),
         cache_(std::make_shared<indexer<T>>(o_.key, std::move(o_.indexers))),
         fifo_(o_.key, cache_.get()),
@@ -405,9 +405,9 @@ private:
 
   template <class F>
   void distribute(bool is_sync, F&& f) {
-    // Copies: a handler may add or remove handlers (posted, but be safe).
-    auto targets = is_sync ? syncing_ : listeners_;
-    for (auto& l : targets) {
+    // No copy: a handler that adds or removes handlers only posts the
+    // change to this strand, so neither list changes while it is walked.
+    for (const auto& l : is_sync ? syncing_ : listeners_) {
       call([&] { f(*l); });
     }
   }

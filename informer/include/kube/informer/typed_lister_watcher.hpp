@@ -4,7 +4,6 @@
 // type T, decoded once from the wire straight into T.
 
 #include <kube/typed/api.hpp>
-#include <kube/exception.hpp>
 #include <kube/informer/lister_watcher.hpp>
 
 #include <boost/asio/error.hpp>
@@ -108,35 +107,30 @@ public:
       co_return std::nullopt;
     }
     event<T> out;
-    typed_watch_event<T> ev;
-    try {
-      ev = co_await s_.async_next(kube::use_awaitable);
-    } catch (const kube::error& e) {
+    auto op = s_.async_next_shared(outcome_token(out.diag));
+    auto [ec, ev] = co_await std::move(op);
+    if (ec) {
       done_ = true;
-      co_return read_failure<T>(e);
+      co_return read_failure<T>(ec, out.diag);
     }
+    out.type = ev.type;
     out.resource_version = std::move(ev.resource_version);
     switch (ev.type) {
     case watch_event_type::bookmark:
-      out.type = event_type::bookmark;
       out.initial_events_end = ev.initial_events_end;
       co_return out;
     case watch_event_type::added:
     case watch_event_type::modified:
-    case watch_event_type::deleted: {
-      out.type = ev.type == watch_event_type::added      ? event_type::added
-                 : ev.type == watch_event_type::modified ? event_type::modified
-                                                         : event_type::deleted;
-      if (auto ec = policy_.check(ev.object, {what_, to_string(ev.type)}, out.diag)) {
+    case watch_event_type::deleted:
+      if (auto bad = policy_.check(*ev.object, {what_, to_string(ev.type)}, out.diag)) {
         done_ = true;
         out.type = event_type::error;
-        out.ec = ec;
+        out.ec = bad;
         co_return out;
       }
-      policy_.prepare(ev.object, policy_.option);
-      out.object = std::make_shared<const T>(std::move(ev.object));
+      policy_.prepare(*ev.object, policy_.option);
+      out.object = std::move(ev.object);  // shared as it was decoded: no move of the object
       co_return out;
-    }
     case watch_event_type::error:  // typed streams report ERROR events as errors (above)
       break;
     }
@@ -176,7 +170,7 @@ public:
 
   boost::asio::awaitable<list_outcome<T>> list(const list_params& params) override {
     return detail::list_or_watch<list_outcome<T>>(
-        params, opts_, [this](const list_params& p) { return api_.async_list_shared(p, kube::use_awaitable); },
+        params, opts_, [this](const list_params& p, auto token) { return api_.async_list_shared(p, std::move(token)); },
         [this](shared_list<T>& page, list_outcome<T>& out) {
           detail::share_page(page, out, "list " + std::string(resource_traits<T>::plural), policy());
         });
@@ -184,7 +178,7 @@ public:
 
   boost::asio::awaitable<watch_outcome<T>> watch(const watch_params& params) override {
     return detail::list_or_watch<watch_outcome<T>>(
-        params, opts_, [this](const watch_params& p) { return api_.async_watch(p, kube::use_awaitable); },
+        params, opts_, [this](const watch_params& p, auto token) { return api_.async_watch(p, std::move(token)); },
         [this](typed_watch_stream<T>& s, watch_outcome<T>& out) {
           out.stream = std::make_unique<detail::typed_event_stream<T>>(
               std::move(s), "watch " + std::string(resource_traits<T>::plural), policy());

@@ -32,6 +32,16 @@
 
 namespace kube {
 
+namespace codec {
+/// The deepest nesting of JSON objects and arrays the SDK reads or writes,
+/// counted from the root of a document: one limit for typed and dynamic
+/// objects, watch events, Status bodies, raw_json and discovery documents.
+/// Deeper input fails to decode with a message that says so; a deeper
+/// request body is refused before it is sent (client_errc::encode_error).
+/// Kubernetes' own decoder allows 10,000; Boost.JSON's default is 32.
+inline constexpr std::size_t max_json_depth = 1000;
+}  // namespace codec
+
 /// Where in a JSON document the decoder is: a chain of member names and array
 /// indexes kept on the stack; turned into text only for an error.
 struct json_path {

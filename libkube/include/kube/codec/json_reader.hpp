@@ -39,7 +39,7 @@ class json_reader {
 public:
   /// Deepest nesting of objects and arrays accepted, counted from the
   /// text's root (values handed to boost::json included).
-  static constexpr std::size_t max_depth = 1000;
+  static constexpr std::size_t max_depth = max_json_depth;
 
   /// `text` must outlive the reader and every key it returns.
   explicit json_reader(std::string_view text) noexcept

@@ -54,6 +54,8 @@ struct transport_params {
   int burst = 10;
   std::chrono::milliseconds timeout{0};  // per request; 0 = none
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};  // per byte of a unary response; 0 = none
+  std::chrono::seconds tcp_keepalive{30};                            // 0 = off
   std::size_t max_idle_connections = 32;
   int max_retries = 10;  // Retry-After answers followed at most this often
 

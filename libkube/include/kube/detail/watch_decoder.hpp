@@ -51,9 +51,10 @@ struct watch_decoder_params {
   /// runaway stream. Must be > 0.
   std::size_t max_event_size = 64 * 1024 * 1024;  // bytes
 
-  /// Deepest accepted nesting of objects/arrays inside one event (the JSON
-  /// parser's default of 32 is too small for CRDs with deep schemas).
-  std::size_t max_depth = 1000;  // levels
+  /// Deepest accepted nesting of objects/arrays inside one event, the
+  /// envelope included (the JSON parser's default of 32 is too small for
+  /// CRDs with deep schemas): one level above an object's own limit.
+  std::size_t max_depth = codec::max_json_depth + 1;  // levels
 
   /// Place each event's object in its own boost::json::monotonic_resource:
   /// faster decoding, and freeing an event frees its whole arena at once.

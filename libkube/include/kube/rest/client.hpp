@@ -19,7 +19,8 @@ namespace detail {
 class client_impl;
 struct client_access;
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler);
-void start_watch(const std::shared_ptr<client_impl>& impl, request req, completion<watch_stream> handler);
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, std::chrono::milliseconds idle_timeout,
+                 completion<watch_stream> handler);
 }  // namespace detail
 
 /// A connection to one apiserver: TLS, authentication, a keep-alive pool for
@@ -90,7 +91,7 @@ public:
   auto async_watch(request req, CompletionToken&& token = {}) {
     return detail::initiate<watch_stream>(
         [impl = impl_, req = std::move(req)](detail::completion<watch_stream> h) mutable {
-          detail::start_watch(impl, std::move(req), std::move(h));
+          detail::start_watch(impl, std::move(req), {}, std::move(h));
         },
         std::forward<CompletionToken>(token));
   }

@@ -19,11 +19,20 @@ struct client_params {
   logger log = {};                                        ///< default: warnings and errors to stderr
   std::function<void(std::string_view)> on_warning = {};  ///< server Warning headers; default: logged at warning
   std::chrono::milliseconds timeout{0};                   ///< per unary request, ms; 0 = none (watches never time out)
-  std::chrono::milliseconds connect_timeout{30'000};      ///< TCP connect, ms
-  std::chrono::seconds token_file_refresh{60};            ///< token files are re-read at least this often, s
-  std::chrono::milliseconds exec_timeout{30'000};         ///< an exec credential plugin is killed after this, ms
-  std::size_t max_idle_connections = 32;                  ///< keep-alive pool size (connections)
-  int max_retries = 10;                                   ///< Retry-After answers followed at most this often
+  std::chrono::milliseconds connect_timeout{30'000};      ///< TCP connect + TLS handshake, ms
+  /// The longest wait for the next byte of a unary response, and for the
+  /// response headers of a watch or a log stream, ms; 0 = none. A server
+  /// that stops answering mid-response fails the request with
+  /// client_errc::timeout instead of hanging it (docs/guides/reliability.md).
+  std::chrono::milliseconds read_timeout{60'000};
+  /// TCP keepalive probes on every connection after this much silence, s;
+  /// 0 = off. As Go's dialer for client-go: 30 s, so a half-open connection
+  /// is found by the kernel.
+  std::chrono::seconds tcp_keepalive{30};
+  std::chrono::seconds token_file_refresh{60};     ///< token files are re-read at least this often, s
+  std::chrono::milliseconds exec_timeout{30'000};  ///< an exec credential plugin is killed after this, ms
+  std::size_t max_idle_connections = 32;           ///< keep-alive pool size (connections)
+  int max_retries = 10;                            ///< Retry-After answers followed at most this often
 };
 
 }  // namespace kube

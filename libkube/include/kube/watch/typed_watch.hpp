@@ -30,6 +30,19 @@ struct typed_watch_event {
   bool initial_events_end = false;
 };
 
+/// typed_watch_event with the object decoded straight into its own
+/// shared_ptr (typed_watch_stream::async_next_shared), for callers that
+/// share objects, as caches do: `std::shared_ptr<const T>(ev.object)` takes
+/// it without moving the object. Not null once async_next_shared succeeded;
+/// for a BOOKMARK a default T.
+template <class T>
+struct shared_watch_event {
+  watch_event_type type = watch_event_type::added;
+  std::shared_ptr<T> object;
+  std::string resource_version;
+  bool initial_events_end = false;
+};
+
 namespace detail {
 
 /// Where a translated event goes.
@@ -70,8 +83,10 @@ constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
   }
 }
 
-template <class T>
-event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
+/// The slot of an event `ev` (typed_watch_event or shared_watch_event)
+/// whose object is `*object`; `ev` is kept alive with the slot.
+template <class T, class Event>
+event_slot make_event_slot(std::shared_ptr<Event> ev, T* object) {
   event_slot s;
   s.decode = &codec::decode_erased<T>;
   s.read = &codec::read_erased<T>;
@@ -79,7 +94,7 @@ event_slot make_event_slot(std::shared_ptr<typed_watch_event<T>> ev) {
   s.type = &ev->type;
   s.resource_version = &ev->resource_version;
   s.initial_events_end = &ev->initial_events_end;
-  s.object = &ev->object;
+  s.object = object;
   s.keep = std::move(ev);
   s.object_type = &typeid(T);
   s.take = &take_object<T>;
@@ -144,7 +159,22 @@ public:
   auto async_next(Token&& token = {}) {
     return detail::typed_initiate<typed_watch_event<T>>(
         [t = t_, w = w_](std::shared_ptr<typed_watch_event<T>> out, detail::typed_completion h) mutable {
-          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot<T>(std::move(out)),
+          T* object = &out->object;
+          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot(std::move(out), object),
+                                   std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
+  /// As async_next, with the object decoded into its own shared_ptr.
+  /// Completion: void(error_code, shared_watch_event<T>).
+  template <class Token = use_awaitable_t>
+  auto async_next_shared(Token&& token = {}) {
+    return detail::typed_initiate<shared_watch_event<T>>(
+        [t = t_, w = w_](std::shared_ptr<shared_watch_event<T>> out, detail::typed_completion h) mutable {
+          out->object = std::make_shared<T>();
+          T* object = out->object.get();
+          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot(std::move(out), object),
                                    std::move(h));
         },
         std::forward<Token>(token));

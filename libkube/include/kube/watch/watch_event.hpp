@@ -48,7 +48,12 @@ enum class watch_event_type {
 /// object is destroyed. To keep a long-lived, shrinkable copy, copy it into a
 /// value with the default storage.
 ///
-/// Thread safety: a plain value; distinct objects may be used concurrently.
+/// Thread safety: a plain value; distinct events may be used concurrently.
+/// An arena is not thread-safe, and a copy made with the copy constructor
+/// allocates from the original's arena: before an object is shared with
+/// other threads (a cache), copy it into the default storage
+/// (`boost::json::object(std::move(ev.object), boost::json::storage_ptr())`),
+/// as the dynamic informer does.
 struct watch_event {
   watch_event_type type = watch_event_type::added;
   boost::json::object object;

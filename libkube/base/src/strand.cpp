@@ -1,9 +1,9 @@
-#include <kube/detail/strand.hpp>
+#include <kube/base/strand.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
-namespace kube::detail {
+namespace kube {
 
 boost::asio::any_io_executor make_strand_executor(const boost::asio::any_io_executor& ex) {
   namespace asio = boost::asio;
@@ -11,4 +11,4 @@ boost::asio::any_io_executor make_strand_executor(const boost::asio::any_io_exec
   return asio::make_strand(ex);
 }
 
-}  // namespace kube::detail
+}  // namespace kube

@@ -1,0 +1,24 @@
+#pragma once
+
+// Internal: every JSON text libkube parses into a DOM goes through here, so
+// one nesting limit (codec::max_json_depth) holds for all of them.
+
+#include <kube/codec/codec.hpp>
+#include <kube/error.hpp>
+
+#include <boost/json/storage_ptr.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace kube::detail {
+
+/// boost::json::parse limited to codec::max_json_depth levels.
+boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {});
+
+/// True when a valid JSON text nests objects and arrays deeper than
+/// codec::max_json_depth (strings are skipped; a linear scan, no DOM).
+bool json_too_deep(std::string_view text) noexcept;
+
+}  // namespace kube::detail

@@ -1,0 +1,192 @@
+// A server that goes silent is found: the read timeout of unary requests
+// (re-armed for every read, so a slow but steady answer is never cut), the
+// response headers of a watch, and a watch's idle timeout. A scripted local
+// server (test/unit/support/raw_http_server.hpp) plays the silent apiserver.
+#include "support/raw_http_server.hpp"
+
+#include <kube/dynamic/dynamic_api.hpp>
+#include <kube/rest/client.hpp>
+#include <kube/with_diagnostics.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+
+using namespace std::chrono_literals;
+using kube_test::raw_http_server;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using request_t = kube_test::http::request<kube_test::http::string_body>;
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+kube::client make_client(asio::io_context& io, const raw_http_server& server, std::chrono::milliseconds read_timeout) {
+  kube::detail::transport_params s;
+  s.server = server.url();
+  s.qps = 0;
+  s.read_timeout = read_timeout;
+  return kube::detail::client_access::make(io.get_executor(), s);
+}
+
+const std::string added_event =
+    R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","resourceVersion":"7"}}})"
+    "\n";
+
+// Sends the watch's headers and one event, then nothing, for `silence`.
+raw_http_server::handler one_event_then_silence(std::chrono::milliseconds silence) {
+  return [silence](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event));
+    co_await raw_http_server::sleep(silence);
+    co_return false;
+  };
+}
+
+struct watch_outcome {
+  int events = 0;
+  kube::error_code ec;
+  kube::diagnostics diag;
+  steady::duration after_last_event{};
+};
+
+watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::milliseconds idle) {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), std::move(h));
+  auto c = make_client(io, server, 5s);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  watch_outcome out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        kube::watch_params p;
+        p.idle_timeout = idle;
+        auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
+        REQUIRE_FALSE(ec);
+        auto last = steady::now();
+        for (;;) {
+          auto [nec, ev] = co_await w.async_next(kube::with_diagnostics(out.diag, asio::as_tuple(asio::use_awaitable)));
+          if (nec) {
+            out.ec = nec;
+            out.after_last_event = steady::now() - last;
+            break;
+          }
+          ++out.events;
+          last = steady::now();
+        }
+        server.stop();
+        io.stop();
+      },
+      asio::detached);
+  io.run_for(30s);
+  return out;
+}
+
+struct unary_outcome {
+  kube::error_code ec = kube::client_errc::timeout;
+  kube::response res;
+  steady::duration took{};
+};
+
+// One GET /x through a client with this read timeout; stops the server after.
+unary_outcome get_once(asio::io_context& io, raw_http_server& server, std::chrono::milliseconds read_timeout) {
+  auto c = make_client(io, server, read_timeout);
+  unary_outcome out;
+  const auto start = steady::now();
+  c.async_request(kube::request{}.raw_path("/x"), [&](kube::error_code e, kube::response r) {
+    out.ec = e;
+    out.res = std::move(r);
+    out.took = steady::now() - start;
+    server.stop();
+    io.stop();
+  });
+  io.run_for(30s);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a watch that goes silent fails with timed_out after its idle timeout", "[stall][watch]") {
+  auto o = watch_until_error(one_event_then_silence(20s), 500ms);
+  CHECK(o.events == 1);
+  CHECK(o.ec == asio::error::timed_out);
+  CHECK(o.after_last_event >= 450ms);
+  CHECK(o.after_last_event < 5s);
+  CHECK(o.diag.client_message().find("idle_timeout") != std::string::npos);
+}
+
+TEST_CASE("a watch whose events keep coming is not cut by its idle timeout", "[stall][watch]") {
+  auto o = watch_until_error(
+      [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+        co_await raw_http_server::write(s, raw_http_server::chunked_head());
+        for (int i = 0; i < 8; ++i) {  // 8 events 200 ms apart: 1.6 s in all, each gap under the 600 ms
+          co_await raw_http_server::write(s, raw_http_server::chunk(added_event));
+          co_await raw_http_server::sleep(200ms);
+        }
+        co_await raw_http_server::write(s, raw_http_server::chunk(""));  // the end of the body
+        co_return false;
+      },
+      600ms);
+  CHECK(o.events == 8);
+  CHECK(o.ec == asio::error::eof);  // the server's clean end, not a timeout
+}
+
+TEST_CASE("a watch whose response headers never come fails with a timeout", "[stall][watch]") {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), [](tcp::socket&, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::sleep(20s);
+    co_return false;
+  });
+  auto c = make_client(io, server, 400ms);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  kube::error_code ec;
+  kube::diagnostics diag;
+  const auto start = steady::now();
+  steady::duration took{};
+  api.async_watch(kube::watch_params{}, kube::with_diagnostics(diag, [&](kube::error_code e, kube::watch_stream) {
+                    ec = e;
+                    took = steady::now() - start;
+                    server.stop();
+                    io.stop();
+                  }));
+  io.run_for(30s);
+  CHECK(ec == kube::client_errc::timeout);
+  CHECK(took >= 350ms);
+  CHECK(took < 5s);
+  CHECK(diag.client_message().find("read_timeout") != std::string::npos);
+}
+
+TEST_CASE("a unary answer that stops mid-body fails with a timeout after read_timeout", "[stall][unary]") {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::write(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":");
+    co_await raw_http_server::sleep(20s);
+    co_return false;
+  });
+  const auto o = get_once(io, server, 400ms);
+  CHECK(o.ec == kube::client_errc::timeout);
+  CHECK(o.took >= 350ms);
+  CHECK(o.took < 5s);
+  CHECK(o.res.diag.client_message().find("no data from the server for 400 ms") != std::string::npos);
+  CHECK(server.requests().size() == 1);  // a timeout is not replayed
+}
+
+TEST_CASE("a unary answer that arrives slowly but steadily is not cut by read_timeout", "[stall][unary]") {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    const std::string body = R"({"items":[1,2,3,4,5,6,7,8]})";
+    co_await raw_http_server::write(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                           std::to_string(body.size()) + "\r\n\r\n");
+    for (char ch : body) {  // 27 bytes 60 ms apart: 1.6 s in all, each gap far under 400 ms
+      co_await raw_http_server::write(s, std::string(1, ch));
+      co_await raw_http_server::sleep(60ms);
+    }
+    co_return true;
+  });
+  const auto o = get_once(io, server, 400ms);
+  CHECK_FALSE(o.ec);
+  CHECK(o.res.status == 200);
+  CHECK(o.res.body == R"({"items":[1,2,3,4,5,6,7,8]})");
+}
