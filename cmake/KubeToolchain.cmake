@@ -41,9 +41,10 @@ endfunction()
 
 # kube_debug_unoptimized(target): in a Debug build, compile the target at -O0
 # even when CMAKE_CXX_FLAGS_DEBUG asks for more (scripts/test.sh uses -O1 for
-# the hand-written libraries). For tests and generated code: they are
-# compiled more often than they run, and -O0 halves the time g++ spends on
-# their coroutines and template instantiations.
+# the hand-written libraries). For tests, samples, benchmarks (measured in
+# Release builds only) and generated code: they are compiled more often than
+# they run, and -O0 halves the time g++ spends on their coroutines and
+# template instantiations.
 function(kube_debug_unoptimized target)
   target_compile_options(${target} PRIVATE $<$<CONFIG:Debug>:-O0>)
 endfunction()

@@ -44,15 +44,16 @@ TEST_CASE("dynamic informer: cached objects from watch events are copied from tw
   asio::io_context io;
   raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t& req, int) -> asio::awaitable<bool> {
     if (req.target().find("watch=true") == std::string::npos) {
-      const std::string list = R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[]})";
+      const std::string list =
+          R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[]})";
       co_await raw_http_server::write(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                                              std::to_string(list.size()) + "\r\n\r\n" + list);
       co_return true;
     }
     co_await raw_http_server::write(s, raw_http_server::chunked_head());
     for (int i = 0; i < watched; ++i) {
-      co_await raw_http_server::write(
-          s, raw_http_server::chunk(R"({"type":"ADDED","object":)" + config_map(i) + "}\n"));
+      co_await raw_http_server::write(s,
+                                      raw_http_server::chunk(R"({"type":"ADDED","object":)" + config_map(i) + "}\n"));
     }
     co_await raw_http_server::sleep(std::chrono::seconds(30));  // the watch stays open
     co_return false;

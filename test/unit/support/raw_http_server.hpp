@@ -34,7 +34,8 @@ class raw_http_server {
 public:
   /// `n` counts requests from 0 across connections. Return false to close
   /// the connection after the handler.
-  using handler = std::function<asio::awaitable<bool>(tcp::socket& s, const http::request<http::string_body>& req, int n)>;
+  using handler =
+      std::function<asio::awaitable<bool>(tcp::socket& s, const http::request<http::string_body>& req, int n)>;
 
   raw_http_server(asio::any_io_executor ex, handler h)
       : acceptor_(ex, {asio::ip::make_address("127.0.0.1"), 0}),

@@ -122,9 +122,9 @@ TEST_CASE("dynamic objects of 40 levels are read, deeper ones refused, a too dee
             co_await api.async_get("deep", kube::with_diagnostics(deep_diag, asio::as_tuple(asio::use_awaitable)));
         deep_ec = e2;
         // A body deeper than the limit is refused before it is sent.
-        auto [e3, r3] = co_await c.async_request(
-            kube::request{}.method(kube::http_method::post).raw_path("/post").body(deep),
-            kube::with_diagnostics(write_diag, asio::as_tuple(asio::use_awaitable)));
+        auto [e3, r3] =
+            co_await c.async_request(kube::request{}.method(kube::http_method::post).raw_path("/post").body(deep),
+                                     kube::with_diagnostics(write_diag, asio::as_tuple(asio::use_awaitable)));
         write_ec = e3;
         server.stop();
         io.stop();

@@ -161,7 +161,8 @@ TEST_CASE("a watch whose response headers never come fails with a timeout", "[st
 TEST_CASE("a unary answer that stops mid-body fails with a timeout after read_timeout", "[stall][unary]") {
   asio::io_context io;
   raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
-    co_await raw_http_server::write(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":");
+    co_await raw_http_server::write(
+        s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":");
     co_await raw_http_server::sleep(20s);
     co_return false;
   });

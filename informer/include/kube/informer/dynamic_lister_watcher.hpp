@@ -15,6 +15,7 @@
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,7 +120,7 @@ private:
   watch_stream s_;
   std::string kind_;
   std::string what_;
-  bool done_ = false;
+  std::atomic<bool> done_{false};  // close() may come from another thread
 };
 
 }  // namespace detail

@@ -76,7 +76,9 @@ struct event {
 /// ended the stream cleanly (timeoutSeconds passed). After an error event
 /// or nullopt the stream is done. Cancelling the awaiting coroutine
 /// (terminal) aborts `next()` with an exception (operation_aborted).
-/// `close()` drops the connection.
+/// `close()` drops the connection. The SDK's streams (typed, dynamic,
+/// metadata) take close() from any thread, as the client's
+/// watch_stream::close does; the scripted fake is single-threaded.
 template <class T>
 class event_stream {
 public:

@@ -8,6 +8,7 @@
 
 #include <boost/asio/error.hpp>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,7 +151,7 @@ private:
   typed_watch_stream<T> s_;
   std::string what_;
   object_policy<T> policy_;
-  bool done_ = false;
+  std::atomic<bool> done_{false};  // close() may come from another thread
 };
 
 }  // namespace detail
