@@ -23,9 +23,32 @@ build=${KUBE_BUILD_DIR:-$root/build}
 jobs=${KUBE_JOBS:-$(nproc)}
 export GOTOOLCHAIN=local
 
-"$root/scripts/install-deps.sh"
+# stamp STEP: starts a step; the time each step took is printed at the end,
+# also when a step fails.
+steps=()
+step_name=""
+step_start=$(date +%s)
+run_start=$step_start
+stamp() {
+  local now
+  now=$(date +%s)
+  [[ -n $step_name ]] && steps+=("$(printf '%6ds  %s' $((now - step_start)) "$step_name")")
+  step_name=$*
+  step_start=$now
+  echo "== $(date +%H:%M:%S) $*"
+}
+summary() {
+  local rc=$? now
+  now=$(date +%s)
+  [[ -n $step_name && $step_name != "all tests passed" ]] && steps+=("$(printf '%6ds  %s' $((now - step_start)) "$step_name")")
+  echo "== time per step (exit $rc):"
+  printf '%s\n' "${steps[@]}"
+  printf '%6ds  total\n' $((now - run_start))
+}
+trap summary EXIT
 
-stamp() { echo "== $(date +%H:%M:%S) $*"; }
+stamp "install missing Debian packages"
+"$root/scripts/install-deps.sh"
 configure() { # DIR SANITIZERS
   cmake -S "$root" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG="-g -O1 -D_GLIBCXX_ASSERTIONS" \

@@ -23,7 +23,7 @@ struct client_params {
   /// The longest wait for the next byte of a unary response, and for the
   /// response headers of a watch or a log stream, ms; 0 = none. A server
   /// that stops answering mid-response fails the request with
-  /// client_errc::timeout instead of hanging it (docs/guides/reliability.md).
+  /// client_errc::timeout instead of hanging it (docs/reliability.md).
   std::chrono::milliseconds read_timeout{60'000};
   /// TCP keepalive probes on every connection after this much silence, s;
   /// 0 = off. As Go's dialer for client-go: 30 s, so a half-open connection
