@@ -5,6 +5,8 @@
 // connection that closed unanswered is never sent twice (a GET is), warnings
 // reach the hook, gzip
 // is asked for (unless disabled) and decoded, other encodings are refused.
+#include "support/raw_http_server.hpp"
+
 #include <kube/rest/client.hpp>
 #include <kube/with_diagnostics.hpp>
 
@@ -26,6 +28,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using request_t = http::request<http::string_body>;
 
 namespace {
 
@@ -57,61 +60,44 @@ reply close_without_answer() {
   return r;
 }
 
+// The test's script over raw_http_server: records each request's method and
+// Accept-Encoding, then answers, resets or closes as the script's reply says.
 struct scripted_server {
-  explicit scripted_server(asio::any_io_executor ex, std::function<reply(int)> f)
-      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}),
-        script(std::move(f)) {}
-  tcp::acceptor acceptor;
+  scripted_server(asio::any_io_executor ex, std::function<reply(int)> f)
+      : script(std::move(f)),
+        server(std::move(ex), [this](tcp::socket& s, const request_t& req, int n) { return answer(s, req, n); }) {}
   std::function<reply(int)> script;
   int requests = 0;
   std::vector<std::string> methods;
   std::vector<std::string> accept_encodings;  // per request, "" when absent
+  kube_test::raw_http_server server;          // last: its handler uses the members above
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()); }
+  std::string url() const { return server.url(); }
 
-  asio::awaitable<void> run() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
-      if (ec) co_return;
-      asio::co_spawn(acceptor.get_executor(), serve(std::move(sock)), asio::detached);
+  asio::awaitable<bool> answer(tcp::socket& sock, const request_t& req, int n) {
+    requests = n + 1;
+    methods.emplace_back(req.method_string());
+    accept_encodings.emplace_back(req[http::field::accept_encoding]);
+    const reply r = script(n);
+    if (r.reset) {
+      sock.set_option(tcp::socket::linger(true, 0));  // RST on close
+      co_return false;
     }
-  }
-
-  asio::awaitable<void> serve(tcp::socket sock) {
-    beast::flat_buffer buf;
-    for (;;) {
-      http::request<http::string_body> req;
-      auto [ec, n] = co_await http::async_read(sock, buf, req, asio::as_tuple(asio::use_awaitable));
-      if (ec) co_return;
-      methods.emplace_back(req.method_string());
-      accept_encodings.emplace_back(req[http::field::accept_encoding]);
-      const reply r = script(requests++);
-      if (r.reset) {
-        sock.set_option(tcp::socket::linger(true, 0));  // RST on close
-        sock.close();
-        co_return;
-      }
-      if (r.close) {
-        sock.close();
-        co_return;
-      }
-      http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
-      res.set(http::field::content_type, "application/json");
-      if (!r.retry_after.empty()) res.set(http::field::retry_after, r.retry_after);
-      if (!r.warning.empty()) res.set(http::field::warning, r.warning);
-      if (!r.encoding.empty()) res.set(http::field::content_encoding, r.encoding);
-      const char* reason = r.status == 429   ? "TooManyRequests"
-                           : r.status == 503 ? "ServiceUnavailable"
-                                             : "InternalError";
-      res.body() = r.status == 200 ? std::string(R"({"ok":true})")
-                                   : R"({"kind":"Status","status":"Failure","reason":")" + std::string(reason) +
-                                         R"(","code":)" + std::to_string(r.status) + "}";
-      if (!r.body.empty()) res.body() = r.body;
-      res.keep_alive(true);
-      res.prepare_payload();
-      auto [wec, wn] = co_await http::async_write(sock, res, asio::as_tuple(asio::use_awaitable));
-      if (wec) co_return;
-    }
+    if (r.close) co_return false;
+    http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+    res.set(http::field::content_type, "application/json");
+    if (!r.retry_after.empty()) res.set(http::field::retry_after, r.retry_after);
+    if (!r.warning.empty()) res.set(http::field::warning, r.warning);
+    if (!r.encoding.empty()) res.set(http::field::content_encoding, r.encoding);
+    const char* reason = r.status == 429 ? "TooManyRequests" : r.status == 503 ? "ServiceUnavailable" : "InternalError";
+    res.body() = r.status == 200 ? std::string(R"({"ok":true})")
+                                 : R"({"kind":"Status","status":"Failure","reason":")" + std::string(reason) +
+                                       R"(","code":)" + std::to_string(r.status) + "}";
+    if (!r.body.empty()) res.body() = r.body;
+    res.keep_alive(true);
+    res.prepare_payload();
+    auto [wec, wn] = co_await http::async_write(sock, res, asio::as_tuple(asio::use_awaitable));
+    co_return !wec;
   }
 };
 
@@ -128,7 +114,6 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
                  int max_retries = 10, bool disable_compression = false) {
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
-  asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
@@ -156,7 +141,6 @@ outcome exchange(std::function<reply(int)> script, kube::http_method method = ku
 outcome second_on_reused_connection(std::function<reply(int)> script, kube::http_method second) {
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
-  asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;

@@ -130,7 +130,7 @@ public:
         co_return out;
       }
       policy_.prepare(*ev.object, policy_.option);
-      out.object = std::move(ev.object);  // shared as it was decoded: no move of the object
+      out.object = std::move(ev.object);  // the shared_ptr itself: the object is not moved again
       co_return out;
     case watch_event_type::error:  // typed streams report ERROR events as errors (above)
       break;

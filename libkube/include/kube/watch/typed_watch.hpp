@@ -30,11 +30,11 @@ struct typed_watch_event {
   bool initial_events_end = false;
 };
 
-/// typed_watch_event with the object decoded straight into its own
-/// shared_ptr (typed_watch_stream::async_next_shared), for callers that
-/// share objects, as caches do: `std::shared_ptr<const T>(ev.object)` takes
-/// it without moving the object. Not null once async_next_shared succeeded;
-/// for a BOOKMARK a default T.
+/// typed_watch_event with the object in its own shared_ptr
+/// (typed_watch_stream::async_next_shared), for callers that share objects,
+/// as caches do: `std::shared_ptr<const T>(ev.object)` takes it without
+/// moving the object again. Not null once async_next_shared succeeded; for a
+/// BOOKMARK a default T.
 template <class T>
 struct shared_watch_event {
   watch_event_type type = watch_event_type::added;
