@@ -324,10 +324,14 @@ void decode_shared_list(const boost::json::value& in, const shared_list_sink& s,
 
 // ---- one nesting limit -----------------------------------------------------
 
-boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp) {
+boost::json::parse_options json_parse_options() noexcept {
   boost::json::parse_options opt;
   opt.max_depth = codec::max_json_depth;
-  return boost::json::parse(text, ec, std::move(sp), opt);
+  return opt;
+}
+
+boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp) {
+  return boost::json::parse(text, ec, std::move(sp), json_parse_options());
 }
 
 bool json_too_deep(std::string_view text) noexcept {

@@ -6,6 +6,7 @@
 #include <kube/codec/codec.hpp>
 #include <kube/error.hpp>
 
+#include <boost/json/parse_options.hpp>
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 
@@ -13,6 +14,10 @@
 #include <string_view>
 
 namespace kube::detail {
+
+/// Boost.JSON's parse options with the SDK's nesting limit, for a parser
+/// that parse_json cannot serve (a stream_parser).
+boost::json::parse_options json_parse_options() noexcept;
 
 /// boost::json::parse limited to codec::max_json_depth levels.
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {});

@@ -1,5 +1,6 @@
 #include <kube/discovery/discovery_document.hpp>
-#include <kube/codec/codec.hpp>
+
+#include "codec/parse_json.hpp"
 
 #include <boost/json.hpp>
 
@@ -38,9 +39,7 @@ public:
 
   // The body as a JSON object; byte offset on a syntax error.
   error_code parse_object(std::string_view body, json::object& out) const {
-    json::parse_options opt;
-    opt.max_depth = codec::max_json_depth;
-    json::stream_parser p({}, opt);
+    json::stream_parser p({}, detail::json_parse_options());
     error_code ec;
     const std::size_t n = p.write(body.data(), body.size(), ec);
     if (!ec) p.finish(ec);

@@ -9,13 +9,16 @@ retry_action retry_policy::next(const attempt_outcome& o) noexcept {
   namespace aerr = boost::asio::error;
   if (o.ec == aerr::operation_aborted) return {};
 
+  // Go's persistConn.shouldRetryRequest: only a reused connection, and
+  // either nothing was written or a replayable request lost the connection
+  // before the answer began. The client's own timeout is the caller's
+  // deadline, not a lost connection.
+  const bool lost_reused = o.ec && o.reused && o.ec != client_errc::timeout;
+  if (lost_reused && o.nothing_received && !o.nothing_written && !replayable_) {
+    return {kind::done, {}, true};
+  }
   if (o.ec && retries_ < max_retries_) {
-    // Go's persistConn.shouldRetryRequest: only a reused connection, and
-    // either nothing was written or a replayable request lost the
-    // connection before the answer began. The client's own timeout is the
-    // caller's deadline, not a lost connection.
-    const bool own_timeout = o.ec == client_errc::timeout;
-    if (o.reused && !own_timeout && (o.nothing_written || (replayable_ && o.nothing_received))) {
+    if (lost_reused && (o.nothing_written || (replayable_ && o.nothing_received))) {
       ++retries_;
       return {kind::retry, std::chrono::milliseconds(0)};
     }

@@ -48,6 +48,10 @@ struct retry_action {
   };
   kind what = kind::done;
   std::chrono::milliseconds delay{0};
+  /// done: a written request that lost its reused connection before any
+  /// answer, not sent again because the server may have applied it (the
+  /// caller says so in its error).
+  bool not_replayed = false;
 };
 
 class retry_policy {

@@ -221,9 +221,7 @@ asio::awaitable<result<response>> client_impl::run(request req) {
     const auto action = policy.next(facts);
     switch (action.what) {
     case retry_action::kind::done:
-      if (!answered && facts.reused && facts.nothing_received && !facts.nothing_written &&
-          req.method() != http_method::get && req.method() != http_method::head && r.ec != client_errc::timeout &&
-          r.ec != asio::error::operation_aborted) {
+      if (action.not_replayed) {
         r.diag.set_client_message(r.diag.client_message() +
                                   " (the reused connection closed before any answer; not sent again, as the server "
                                   "may have applied it)");

@@ -58,6 +58,7 @@ TEST_CASE("a written write is never sent twice: lost or reset, POST, PUT, PATCH 
   for (auto m : {http_method::post, http_method::put, http_method::patch, http_method::delete_}) {
     retry_policy p(m, 10);
     CHECK(p.next(lost(aerr::eof)).what == kind::done);
+    CHECK(p.next(lost(aerr::eof)).not_replayed);
     CHECK(p.next(lost(aerr::connection_reset)).what == kind::done);
     CHECK(p.next({.ec = aerr::connection_reset}).what == kind::done);  // on a new connection too
     CHECK(p.retries() == 0);

@@ -215,11 +215,10 @@ private:
 
   // A watch that could not be opened for one of these is tried again after
   // a backoff, at the same resourceVersion, without a relist: client-go's
-  // connection refused and 429, and a server that did not answer in time
-  // or whose connection broke (it may be paused or overloaded).
+  // connection refused (a network error) and 429, and a server that did not
+  // answer in time or whose connection broke (it may be paused or overloaded).
   static bool retriable(const error_code& ec) {
-    return ec == boost::asio::error::connection_refused || ec == api_errc::too_many_requests ||
-           ec == client_errc::timeout || is_network_error(ec);
+    return ec == api_errc::too_many_requests || ec == client_errc::timeout || is_network_error(ec);
   }
 
   // client-go's isTooLargeResourceVersionError.
