@@ -40,6 +40,8 @@ public:
       return "already running";
     case client_errc::encode_error:
       return "request body cannot be encoded";
+    case client_errc::response_too_large:
+      return "response body too large";
     }
     return "unknown kube.client error " + std::to_string(ev);
   }

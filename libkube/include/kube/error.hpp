@@ -39,6 +39,7 @@ enum class client_errc {
   too_many_retries,    ///< retries exhausted (Retry-After answers)
   already_running,     ///< async_run on an object that is running (or, one-shot, has run)
   encode_error,        ///< a request body could not be sent as it is (nested deeper than codec::max_json_depth)
+  response_too_large,  ///< a response body (or its gzip-decoded form) exceeded client_params::max_response_body
 };
 
 /// Status reasons of the Kubernetes API (metav1.StatusReason), plus the HTTP

@@ -148,7 +148,8 @@ void decode(const json::value& in, quantity& out, const json_path& at) {
   } else {
     fail_type(in, at, "a quantity (string)");
   }
-  if (!quantity::valid(text)) fail(at, "\"" + text + "\" is not a quantity");
+  // The value is not quoted: decode errors reach logs, and objects may hold secrets.
+  if (!quantity::valid(text)) fail(at, "not a valid quantity (" + std::to_string(text.size()) + " bytes)");
   out = quantity(std::move(text));
 }
 
@@ -156,7 +157,7 @@ void decode(const json::value& in, timestamp& out, const json_path& at) {
   const auto* s = in.if_string();
   if (!s) fail_type(in, at, "an RFC 3339 time (string)");
   auto t = timestamp::parse(std::string_view(s->data(), s->size()));
-  if (!t) fail(at, "\"" + std::string(s->data(), s->size()) + "\" is not an RFC 3339 time");
+  if (!t) fail(at, "not an RFC 3339 time (" + std::to_string(s->size()) + " bytes)");
   out = *t;
 }
 

@@ -105,23 +105,50 @@ private:
 };
 
 // Runs the exec plugin when there is no cached credential, the cached one
-// has expired, or the server rejected it (401).
+// has expired, or the server rejected it (401). Requests that need a
+// credential while the plugin runs wait for that run and share its outcome
+// (client-go holds a mutex around the run for the same reason): however many
+// requests start at once, the plugin runs once. Everything here runs on the
+// client's strand.
 class exec_auth final : public authenticator {
 public:
-  exec_auth(exec_params e, std::string server)
+  exec_auth(exec_params e, std::string server, asio::any_io_executor ex)
       : exec_(std::move(e)),
-        server_(std::move(server)) {}
+        server_(std::move(server)),
+        executor_(std::move(ex)) {}
 
   asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) override {
-    const bool expired = cached_ && cached_->expiry && std::chrono::system_clock::now() >= *cached_->expiry;
-    if (!cached_ || expired) {
-      exec_credential cred;
-      if (auto ec = co_await run_exec_plugin(exec_, server_, cred, diag)) co_return ec;
-      if (cred.token.empty())
-        co_return fail(diag, client_errc::exec_plugin_failed,
-                       "exec plugin " + exec_.command +
-                           ": returned a client certificate instead of a token; only token credentials are supported");
-      cached_ = std::move(cred);
+    const auto usable = [&] {
+      return cached_ && !(cached_->expiry && std::chrono::system_clock::now() >= *cached_->expiry);
+    };
+    if (!usable()) {
+      if (running_) {
+        // Wait for the run in progress; it cancels the timer when it ends.
+        const auto done = running_;
+        co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
+        if (!usable()) {
+          diag = last_diag_;
+          co_return last_ec_ ? last_ec_ : error_code(client_errc::exec_plugin_failed);
+        }
+      } else {
+        running_ = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
+        exec_credential cred;
+        diagnostics run_diag;
+        error_code ec = co_await run_exec_plugin(exec_, server_, cred, run_diag);
+        if (!ec && cred.token.empty())
+          ec = fail(run_diag, client_errc::exec_plugin_failed,
+                    "exec plugin " + exec_.command +
+                        ": returned a client certificate instead of a token; only token credentials are supported");
+        if (!ec) cached_ = std::move(cred);
+        last_ec_ = ec;
+        last_diag_ = run_diag;
+        running_->cancel();
+        running_.reset();
+        if (ec) {
+          diag = std::move(run_diag);
+          co_return ec;
+        }
+      }
     }
     out = "Bearer " + cached_->token;
     co_return error_code{};
@@ -135,7 +162,11 @@ public:
 private:
   exec_params exec_;
   std::string server_;
+  asio::any_io_executor executor_;
   std::optional<exec_credential> cached_;
+  std::shared_ptr<asio::steady_timer> running_;  // set while the plugin runs
+  error_code last_ec_;                           // the last run's outcome, for its waiters
+  diagnostics last_diag_;
 };
 
 // RFC 3339 as the apiserver writes it ("2026-11-29T19:00:00Z", optional
@@ -206,6 +237,26 @@ error_code parse_exec_credential(std::string_view json, const std::string& expec
   return {};
 }
 
+std::vector<std::string> exec_plugin_environment(const exec_params& e, char** inherited, const std::string& info) {
+  // The kubeconfig's entries win over inherited ones (client-go appends them
+  // and Go's exec keeps the last value of a name; with duplicates in the
+  // array, getenv would find the inherited one first).
+  const auto replaced = [&](std::string_view entry) {
+    const auto name = entry.substr(0, entry.find('='));
+    if (name == "KUBERNETES_EXEC_INFO") return true;
+    for (const auto& kv : e.env)
+      if (kv.first == name) return true;
+    return false;
+  };
+  std::vector<std::string> out;
+  for (char** p = inherited; p != nullptr && *p != nullptr; ++p) {
+    if (!replaced(*p)) out.emplace_back(*p);
+  }
+  for (const auto& [k, v] : e.env) out.push_back(k + "=" + v);
+  out.push_back("KUBERNETES_EXEC_INFO=" + info);
+  return out;
+}
+
 asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
                                             exec_credential& out, diagnostics& diag) {
   const std::string who = "exec plugin " + e.command;
@@ -220,12 +271,7 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   const std::string info = boost::json::serialize(
       boost::json::object{{"apiVersion", e.api_version}, {"kind", "ExecCredential"}, {"spec", spec}});
 
-  std::vector<std::string> env_strings;
-  for (char** p = environ; *p; ++p) {
-    if (std::strncmp(*p, "KUBERNETES_EXEC_INFO=", 21) != 0) env_strings.emplace_back(*p);
-  }
-  for (const auto& [k, v] : e.env) env_strings.push_back(k + "=" + v);
-  env_strings.push_back("KUBERNETES_EXEC_INFO=" + info);
+  std::vector<std::string> env_strings = exec_plugin_environment(e, environ, info);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -235,60 +281,64 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
-  int out_pipe[2], err_pipe[2];
+  // stdin from /dev/null (the plugin is never interactive here), stdout to
+  // us, stderr left to this process's stderr as client-go leaves it: what the
+  // plugin says there is for the user, and never enters our errors or logs.
+  // Every other descriptor is closed in the child, so the plugin inherits no
+  // connection of ours, whatever the rest of the process opened without
+  // close-on-exec.
+  int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) co_return fail(diag, client_errc::exec_plugin_failed, who + ": pipe failed");
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    co_return fail(diag, client_errc::exec_plugin_failed, who + ": pipe failed");
-  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, e.command.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
-  close(err_pipe[1]);
 
   auto ex = co_await asio::this_coro::executor;
-  asio::posix::stream_descriptor out_fd(ex, out_pipe[0]), err_fd(ex, err_pipe[0]);
+  asio::posix::stream_descriptor out_fd(ex, out_pipe[0]);
   if (rc != 0) {
     std::string msg = who + ": cannot run it: " + std::strerror(rc);
     if (!e.install_hint.empty()) msg += "\n" + e.install_hint;
     co_return fail(diag, client_errc::exec_plugin_failed, msg);
   }
 
-  std::string stdout_data, stderr_data;
-  auto read_all = [](asio::posix::stream_descriptor& fd, std::string& into) -> asio::awaitable<void> {
-    auto [ec, n] =
-        co_await asio::async_read(fd, asio::dynamic_buffer(into, 1 << 20), asio::as_tuple(asio::use_awaitable));
-    (void)ec;  // eof ends the read; output beyond 1 MiB is cut
-    (void)n;
-  };
-  asio::steady_timer timer(ex, e.timeout);
-  auto outcome = co_await ((read_all(out_fd, stdout_data) && read_all(err_fd, stderr_data)) ||
-                           timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  const bool timed_out = outcome.index() == 1;
-  if (timed_out) kill(pid, SIGKILL);
+  // Read stdout to its end, then wait for the exit, both within the
+  // timeout. The exit is polled (WNOHANG) on a timer, never waited for on
+  // the I/O thread: a plugin may close its stdout and linger.
+  const auto deadline = std::chrono::steady_clock::now() + e.timeout;
+  std::string stdout_data;
+  asio::steady_timer timer(ex, deadline);
+  const auto read = co_await (
+      asio::async_read(out_fd, asio::dynamic_buffer(stdout_data, 1 << 20), asio::as_tuple(asio::use_awaitable)) ||
+      timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  bool timed_out = read.index() == 1;  // else eof, or 1 MiB read (the rest is not wanted)
+  error_code ignored;
+  out_fd.close(ignored);  // a plugin still writing gets EPIPE and can exit
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  for (auto pause = std::chrono::milliseconds(1);;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (w == 0 && !timed_out && std::chrono::steady_clock::now() >= deadline) timed_out = true;
+    if (w == 0 && timed_out) kill(pid, SIGKILL);  // then reaped on a next turn
+    timer.expires_after(pause);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 
-  // The plugin's stderr helps the user; it is its own output, not ours to
-  // leak, but cap it.
-  const std::string err_text = trim(stderr_data.substr(0, 4096));
   if (timed_out)
     co_return fail(diag, client_errc::exec_plugin_failed,
-                   who + ": timed out after " + std::to_string(e.timeout.count()) + " ms" +
-                       (err_text.empty() ? "" : "; stderr: " + err_text));
+                   who + ": timed out after " + std::to_string(e.timeout.count()) + " ms");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string msg = who + ": " +
-                      (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                                         : "killed by signal " + std::to_string(WTERMSIG(status)));
-    if (!err_text.empty()) msg += "; stderr: " + err_text;
-    co_return fail(diag, client_errc::exec_plugin_failed, msg);
+    co_return fail(diag, client_errc::exec_plugin_failed,
+                   who + ": " +
+                       (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                                          : "killed by signal " + std::to_string(WTERMSIG(status))) +
+                       " (its stderr goes to this process's stderr)");
   }
   if (auto ec = parse_exec_credential(stdout_data, e.api_version, out, diag)) {
     diag.set_client_message(who + ": " + diag.client_message());
@@ -305,10 +355,10 @@ std::string basic_authorization(std::string_view user, std::string_view password
   return "Basic " + enc;
 }
 
-std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asio::any_io_executor) {
+std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asio::any_io_executor ex) {
   if (!s.token.empty()) return std::make_unique<bearer_auth>(s.token);
   if (!s.token_file.empty()) return std::make_unique<token_file_auth>(s.token_file, s.token_file_refresh);
-  if (s.has_exec) return std::make_unique<exec_auth>(s.exec, s.server);
+  if (s.has_exec) return std::make_unique<exec_auth>(s.exec, s.server, ex);
   if (!s.username.empty() || !s.password.empty()) return std::make_unique<basic_auth>(s.username, s.password);
   return nullptr;
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kube::detail {
 
@@ -43,6 +44,11 @@ struct exec_credential {
 };
 boost::asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
                                                    exec_credential& out, diagnostics& diag);
+
+/// The plugin's environment: `inherited` (environ), where the exec config's
+/// env entries replace variables of the same name, and KUBERNETES_EXEC_INFO
+/// set to `info`. Exposed for tests.
+std::vector<std::string> exec_plugin_environment(const exec_params& e, char** inherited, const std::string& info);
 
 /// Parses an ExecCredential JSON document (names the field that is wrong).
 error_code parse_exec_credential(std::string_view json, const std::string& expected_api_version, exec_credential& out,

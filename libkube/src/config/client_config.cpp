@@ -193,6 +193,12 @@ client_config resolve(const kubeconfig& kc, const client_config_overrides& ov) {
     throw_config_error(client_errc::invalid_config,
                        cl_where + ": certificate-authority and certificate-authority-data are both set");
   }
+  if (cl.insecure_skip_tls_verify && (!cl.certificate_authority.empty() || !cl.certificate_authority_data.empty())) {
+    // As client-go refuses it: a CA that is never checked is a configuration mistake.
+    throw_config_error(client_errc::invalid_config,
+                       cl_where + ": insecure-skip-tls-verify is set together with a certificate authority; "
+                                  "a CA cannot be used with verification off (remove one of them)");
+  }
   const bool has_cert = !user.client_certificate.empty() || !user.client_certificate_data.empty();
   if (has_cert) {
     if (!user.client_certificate.empty() && !user.client_certificate_data.empty()) {

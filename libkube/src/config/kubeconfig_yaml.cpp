@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <limits>
 #include <set>
+#include <vector>
 
 namespace kube {
 namespace {
@@ -282,6 +283,48 @@ boost::json::value to_json_value(const YAML::Node& n) {
   }
   default:
     return nullptr;
+  }
+}
+
+// An alias (*name) stands for the whole node its anchor (&name) marks, so a
+// few bytes of YAML can stand for gigabytes ("billion laughs"): an anchor of
+// ten aliases of an anchor of ten aliases... Every walk over the nodes
+// (ours, and the JSON conversion) sees the expanded tree. Without aliases,
+// the nodes and scalar bytes of a document never exceed about twice its
+// size; a document whose expanded size goes past 8 times its size plus
+// 64 KiB is refused before anything walks it (go-yaml, under kubectl,
+// refuses "excessive aliasing" the same way). The walk charges each node
+// when it is queued, so it stops within the budget in time and memory.
+void check_alias_expansion(const std::vector<YAML::Node>& roots, std::size_t input_size, const std::string& origin) {
+  const std::size_t budget = 8 * input_size + 65536;
+  std::size_t cost = 0;
+  const auto charge = [&](std::size_t n) {
+    cost += n;
+    if (cost > budget) {
+      throw_config_error(client_errc::invalid_config,
+                         origin + ": the YAML expands through aliases (*name) to more than " + std::to_string(budget) +
+                             " nodes and bytes, 8 times its own size: refused as an alias bomb");
+    }
+  };
+  std::vector<YAML::Node> todo;
+  const auto queue = [&](const YAML::Node& n) {
+    charge(1);
+    todo.push_back(n);
+  };
+  for (const auto& r : roots) queue(r);
+  while (!todo.empty()) {
+    const YAML::Node n = todo.back();
+    todo.pop_back();
+    if (n.IsScalar()) {
+      charge(n.Scalar().size());
+    } else if (n.IsMap()) {
+      for (const auto& kv : n) {
+        queue(kv.first);
+        queue(kv.second);
+      }
+    } else if (n.IsSequence()) {
+      for (const auto& e : n) queue(e);
+    }
   }
 }
 
@@ -655,6 +698,7 @@ kubeconfig kubeconfig::parse(std::string_view yaml, const std::string& origin, b
     }
     throw_config_error(client_errc::invalid_config, msg);
   }
+  check_alias_expansion({root}, yaml.size(), origin);
   decoder d(origin, resolve_paths);
   kubeconfig kc = d.decode(root);
   kc.files.push_back(origin);
@@ -673,6 +717,7 @@ std::string detail::yaml_to_json(std::string_view yaml, const std::string& origi
     throw_config_error(client_errc::invalid_config, msg);
   }
   boost::json::array out;
+  check_alias_expansion(docs, yaml.size(), origin);
   for (const auto& d : docs) {
     if (d && !d.IsNull()) out.push_back(to_json_value(d));
   }

@@ -45,6 +45,7 @@ transport_params to_settings(const client_config& c, client_params o) {
   s.read_timeout = o.read_timeout;
   s.tcp_keepalive = o.tcp_keepalive;
   s.max_idle_connections = o.max_idle_connections;
+  s.max_response_body = o.max_response_body;
   s.max_retries = o.max_retries;
   s.log = std::move(o.log);
   s.on_warning = std::move(o.on_warning);

@@ -14,6 +14,10 @@
 #include <sstream>
 #include <system_error>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kube {
@@ -24,6 +28,36 @@ namespace {
 
 constexpr std::string_view format_tag = "kube.discovery-cache/v1";
 constexpr std::string_view file_name = "kube-discovery.json";
+
+// As client-go's disk cache: folders rwxr-x---, files rw-rw---- (the umask
+// may take more away). The cache says which API groups and resources a
+// server has; other users of the machine have no business reading it.
+constexpr mode_t dir_mode = 0750;
+constexpr mode_t file_mode = 0660;
+
+// Creates `dir` and its missing parents with dir_mode; folders that exist
+// keep their mode.
+std::error_code make_dirs(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.empty() || fs::is_directory(dir, ec)) return {};
+  if (auto pec = make_dirs(dir.parent_path())) return pec;
+  if (::mkdir(dir.c_str(), dir_mode) != 0 && errno != EEXIST) return {errno, std::generic_category()};
+  return {};
+}
+
+// Writes `data` to a new file `path` (which must not exist) with file_mode.
+bool write_new_file(const fs::path& path, std::string_view data) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, file_mode);
+  if (fd < 0) return false;
+  bool ok = true;
+  while (ok && !data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return ::close(fd) == 0 && ok;
+}
 
 std::string lower(std::string_view s) {
   std::string r(s);
@@ -125,8 +159,7 @@ error_code discovery_cache::store(std::string_view server_url, const discovery_d
     diag.set_client_message("discovery cache: server URL is not an absolute http(s) URL");
     return client_errc::invalid_config;
   }
-  std::error_code fec;
-  fs::create_directories(path.parent_path(), fec);
+  std::error_code fec = make_dirs(path.parent_path());
   if (fec) {
     diag.set_client_message("discovery cache: cannot create " + path.parent_path().string() + ": " + fec.message());
     return client_errc::file_error;
@@ -138,16 +171,10 @@ error_code discovery_cache::store(std::string_view server_url, const discovery_d
   thread_local std::mt19937_64 rng{std::random_device{}()};
   const auto tmp = path.parent_path() /
                    (std::string(file_name) + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rng()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << json::serialize(header) << '\n' << doc.to_json();
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, fec);
-      diag.set_client_message("discovery cache: cannot write " + tmp.string());
-      return client_errc::file_error;
-    }
+  if (!write_new_file(tmp, json::serialize(header) + '\n' + doc.to_json())) {
+    diag.set_client_message("discovery cache: cannot write " + tmp.string() + ": " + std::strerror(errno));
+    fs::remove(tmp, fec);
+    return client_errc::file_error;
   }
   // No fsync: after a crash a torn entry only reads as corrupt, i.e. a miss.
   fs::rename(tmp, path, fec);

@@ -4,11 +4,15 @@
 #include "transport/client_impl.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/http.hpp>
 
+#include <cerrno>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -58,8 +62,30 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
   }
   auto tcp = std::make_unique<beast::tcp_stream>(ex);
   tcp->expires_after(settings.connect_timeout);
-  auto [cec, ep_used] = co_await tcp->async_connect(results, use_tuple);
-  (void)ep_used;
+  // Each address in turn, on a socket opened close-on-exec (Asio's own
+  // open does not set it), so a process started by any thread of the
+  // program (an exec plugin, the user's own children) never holds our
+  // connections.
+  error_code cec = asio::error::host_not_found;
+  for (const auto& entry : results) {
+    const auto protocol = entry.endpoint().protocol();
+    const int fd = ::socket(protocol.family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) {
+      cec = error_code(errno, boost::system::system_category());
+      continue;
+    }
+    error_code aec;
+    tcp->socket().assign(protocol, fd, aec);
+    if (aec) {
+      ::close(fd);
+      cec = aec;
+      continue;
+    }
+    std::tie(cec) = co_await tcp->async_connect(entry.endpoint(), use_tuple);
+    if (!cec || cec == beast::error::timeout) break;
+    error_code ignored;
+    tcp->socket().close(ignored);
+  }
   if (cec) {
     ec = cec == beast::error::timeout ? error_code(client_errc::timeout) : cec;
     diag.set_client_message("cannot connect to " + where + ": " + cec.message());
@@ -106,8 +132,15 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     std::string detail = hec.message();
     const long verify = SSL_get_verify_result(tls_stream->native_handle());
     if (verify != X509_V_OK) detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+    // A connection reset or closed during the handshake is a network error
+    // (as in Go's TLS client): callers treat it like any broken connection,
+    // e.g. an informer reopens its watch without a relist. What TLS itself
+    // refused (verification, protocol version) is client_errc::tls_error.
+    const bool broken = hec.category() == boost::system::system_category() || hec == asio::error::eof ||
+                        hec == asio::ssl::error::stream_truncated;
     ec = hec == beast::error::timeout            ? error_code(client_errc::timeout)
          : hec == asio::error::operation_aborted ? hec
+         : broken                                ? hec
                                                  : error_code(client_errc::tls_error);
     diag.set_client_message("TLS handshake with " + ep.host + ":" + ep.port + " failed: " + detail);
     co_return nullptr;

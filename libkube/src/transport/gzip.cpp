@@ -40,7 +40,7 @@ std::size_t size_hint(std::string_view in) {
 
 }  // namespace
 
-bool gunzip(std::string_view in, std::string& out, std::string& why) {
+bool gunzip(std::string_view in, std::string& out, std::string& why, std::size_t max_out) {
   out.clear();
   if (in.empty()) return true;  // an empty body stays empty
   inflater z;
@@ -49,10 +49,12 @@ bool gunzip(std::string_view in, std::string& out, std::string& why) {
     return false;
   }
   std::size_t produced = 0;
-  out.resize(std::max<std::size_t>(size_hint(in), 4096));
+  // One byte beyond the cap is room to find that the data goes past it.
+  const std::size_t room = max_out == std::numeric_limits<std::size_t>::max() ? max_out : max_out + 1;
+  out.resize(std::min(std::max<std::size_t>(size_hint(in), 4096), room));
   std::size_t consumed = 0;
   for (;;) {
-    if (produced == out.size()) out.resize(out.size() * 2);
+    if (produced == out.size()) out.resize(out.size() > room / 2 ? room : out.size() * 2);
     // zlib counts in uInt (32 bits): feed and drain at most 1 GiB per call.
     constexpr std::size_t step = std::size_t{1} << 30;
     const std::size_t in_now = std::min(in.size() - consumed, step);
@@ -64,6 +66,12 @@ bool gunzip(std::string_view in, std::string& out, std::string& why) {
     const int rc = inflate(&z.zs, Z_NO_FLUSH);
     consumed += in_now - z.zs.avail_in;
     produced += out_now - z.zs.avail_out;
+    if (produced > max_out) {
+      why = "the decoded body is larger than the limit of " + std::to_string(max_out) +
+            " bytes (client_params::max_response_body)";
+      out.resize(produced);  // above max_out: how the caller tells this failure from bad data
+      return false;
+    }
     if (rc == Z_STREAM_END) {
       if (consumed == in.size()) break;
       // Another member follows (concatenated gzip files decode as one).

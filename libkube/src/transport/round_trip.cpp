@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 namespace kube::detail {
 namespace asio = boost::asio;
@@ -113,7 +114,12 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     }
   };
   http::response_parser<http::string_body> parser;
-  parser.body_limit(boost::none);  // lists can be large; the caller asked for them
+  const std::size_t max_body = settings.max_response_body;
+  if (max_body == 0) {
+    parser.body_limit(boost::none);
+  } else {
+    parser.body_limit(max_body);
+  }
   std::size_t written = 0;
   auto io = [&]<class Stream>(Stream& s) -> asio::awaitable<error_code> {
     arm();
@@ -134,7 +140,12 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
   if (ec) {
     facts.nothing_written = written == 0;
     facts.nothing_received = !parser.got_some();
-    if (ec == beast::error::timeout) {
+    if (ec == http::error::body_limit) {
+      r.ec = client_errc::response_too_large;
+      r.diag.set_client_message(req.describe() + ": the response body is larger than the limit of " +
+                                std::to_string(max_body) + " bytes (client_params::max_response_body)");
+      // The connection is dropped with the rest of the body unread.
+    } else if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
       r.diag.set_client_message(
           req.describe() + (past_deadline ? ": timed out after " + std::to_string(settings.timeout.count()) + " ms"
@@ -169,8 +180,8 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     }
     std::string plain;
     std::string why;
-    if (!detail::gunzip(r.value.body, plain, why)) {
-      r.ec = client_errc::protocol_error;
+    if (!detail::gunzip(r.value.body, plain, why, max_body == 0 ? std::numeric_limits<std::size_t>::max() : max_body)) {
+      r.ec = plain.size() > max_body && max_body != 0 ? client_errc::response_too_large : client_errc::protocol_error;
       r.diag.set_client_message(req.describe() + ": the gzip-encoded response body (" +
                                 std::to_string(r.value.body.size()) + " bytes) does not decode: " + why);
       co_return r;

@@ -4,6 +4,7 @@
 #include <kube/exception.hpp>
 
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 
 namespace kube::detail {
 namespace asio = boost::asio;
@@ -21,12 +22,21 @@ std::string openssl_error_text() {
 
 std::shared_ptr<asio::ssl::context> make_tls_context(const transport_params& s) {
   auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
-  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  ctx->set_options(asio::ssl::context::default_workarounds);
+  // TLS 1.2 at least, as Go's crypto/tls for client-go: said here, not left
+  // to the system's OpenSSL configuration.
+  if (SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION) != 1)
+    throw kube::error(client_errc::tls_error, "cannot require TLS 1.2 (" + openssl_error_text() + ")");
   boost::system::error_code ec;
   const auto source = [](const std::string& file, const char* field) {
     return file.empty() ? std::string(field) : std::string(field) + " " + file;
   };
+  if (s.insecure_skip_tls_verify && !s.ca_pem.empty()) {
+    // For configurations built in code; a kubeconfig is refused earlier, naming its file.
+    throw kube::error(client_errc::invalid_config,
+                      "insecure_skip_tls_verify is set together with a certificate authority (" +
+                          source(s.ca_file, "certificate-authority") + "); a CA cannot be used with verification off");
+  }
   if (s.insecure_skip_tls_verify) {
     ctx->set_verify_mode(asio::ssl::verify_none);
   } else {

@@ -6,6 +6,9 @@
 
 #include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
+#include <kube/rest/client.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -216,6 +219,41 @@ contexts:
   const auto msg = resolve_error(kc, ov, kube::client_errc::invalid_config);
   CHECK(msg.find("clusters[name=badproxy].cluster.proxy-url: unsupported scheme \"ftp\"") != std::string::npos);
   CHECK(msg.find("user:pw") == std::string::npos);  // proxy credentials are not echoed
+}
+
+TEST_CASE("a certificate authority together with insecure-skip-tls-verify is refused", "[client_config]") {
+  kube_test::temp_dir t;
+  const auto f = t.write("config", R"(
+clusters:
+- {name: both, cluster: {server: "https://c", insecure-skip-tls-verify: true, certificate-authority-data: Q0E=}}
+contexts:
+- {name: a, context: {cluster: both}}
+current-context: a
+)");
+  const auto kc = load({f});
+  const auto msg = resolve_error(kc, {}, kube::client_errc::invalid_config);
+  CHECK(msg.find(f + ": clusters[name=both].cluster: insecure-skip-tls-verify is set together with a certificate "
+                     "authority") != std::string::npos);
+
+  // --insecure-skip-tls-verify replaces the CA settings: accepted, as by kubectl.
+  client_config_overrides ov;
+  ov.insecure_skip_tls_verify = true;
+  const auto cfg = client_config::from_kubeconfig(kc, ov);
+  CHECK(cfg.insecure_skip_tls_verify);
+  CHECK(cfg.ca_pem.empty());
+
+  // A configuration built in code is refused by the client itself.
+  auto built = cfg;
+  built.ca_pem = "-----BEGIN CERTIFICATE-----";
+  boost::asio::io_context io;
+  try {
+    kube::client c(io.get_executor(), built);
+    FAIL("the client accepted a CA with insecure_skip_tls_verify");
+  } catch (const kube::error& e) {
+    CHECK(e.code() == kube::client_errc::invalid_config);
+    CHECK(std::string(e.what()).find("insecure_skip_tls_verify is set together with a certificate authority") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("exec users keep the plugin and the cluster's exec extension", "[client_config]") {

@@ -191,3 +191,30 @@ TEST_CASE("secret_string prints redacted", "[kubeconfig]") {
   os << kube::secret_string("hunter2") << "|" << kube::secret_string();
   CHECK(os.str() == "<redacted>|");
 }
+
+TEST_CASE("a kubeconfig whose aliases expand without bound is refused before it is walked", "[kubeconfig][yaml]") {
+  // "Billion laughs": six levels of ten aliases are a million strings in a
+  // few hundred bytes, reached through an extension (which becomes JSON).
+  std::string yaml = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 6; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    yaml += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) yaml += (j ? ", " : "") + prev;
+    yaml += "]\n";
+  }
+  yaml += "preferences:\n  extensions:\n  - name: bomb\n    extension: {laughs: *l6}\n";
+  kube_test::temp_dir t;
+  const auto f = t.write("config", yaml);
+  const std::string msg = load_error(files({f}), kube::client_errc::invalid_config);
+  CHECK(msg.find(f + ": the YAML expands through aliases") != std::string::npos);
+  CHECK(msg.find("alias bomb") != std::string::npos);
+}
+
+TEST_CASE("a kubeconfig that shares a node through an alias still loads", "[kubeconfig][yaml]") {
+  kube_test::temp_dir t;
+  const auto f = t.write("config", "clusters:\n- name: a\n  cluster: &c {server: \"https://a.example:6443\"}\n"
+                                   "- name: b\n  cluster: *c\n");
+  const auto kc = kubeconfig::load(files({f}));
+  REQUIRE(kc.clusters.count("b") == 1);
+  CHECK(kc.clusters.at("b").server == "https://a.example:6443");
+}

@@ -10,6 +10,8 @@
 #include <random>
 #include <sstream>
 
+#include <sys/stat.h>
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -69,6 +71,27 @@ TEST_CASE("cache: a stored document reads back equal", "[discovery][cache]") {
     ++files;
   }
   CHECK(files == 1);
+}
+
+TEST_CASE("cache: folders and files are created rwxr-x--- and rw-rw----", "[discovery][cache]") {
+  temp_dir dir;
+  manual_clock clock;
+  const auto root = dir.path / "a" / "b";  // two levels the cache creates itself
+  kube::discovery_cache cache({.root = root, .now = clock.fn()});
+  const mode_t old_mask = ::umask(0);  // so the modes seen are the ones asked for
+  kube::diagnostics diag;
+  const auto failed = cache.store(server, sample_doc(), diag);
+  ::umask(old_mask);
+  REQUIRE_FALSE(failed);
+  const auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  using fs::perms;
+  const auto dir_mode = perms::owner_all | perms::group_read | perms::group_exec;
+  for (auto p = cache.path_for(server).parent_path(); p != dir.path; p = p.parent_path()) {
+    INFO(p);
+    CHECK(mode(p) == dir_mode);
+  }
+  CHECK(mode(cache.path_for(server)) ==
+        (perms::owner_read | perms::owner_write | perms::group_read | perms::group_write));
 }
 
 TEST_CASE("cache: entries expire after the TTL by the injected clock", "[discovery][cache]") {

@@ -1,6 +1,8 @@
 // gzip decoding of response bodies (kube::detail::gunzip): what zlib
 // encodes comes back byte for byte, in one member or several; cut or
 // damaged input is an error that says where, never a crash or a hang.
+#include "support/gzip_encode.hpp"
+
 #include <kube/detail/gzip.hpp>
 
 #include <catch2/catch.hpp>
@@ -12,20 +14,7 @@
 
 namespace {
 
-// gzip-encodes `in` with zlib (one member).
-std::string gzip(const std::string& in, int level = Z_DEFAULT_COMPRESSION) {
-  z_stream zs{};
-  REQUIRE(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&zs, static_cast<uLong>(in.size())) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+using kube_test::gzip;
 
 std::string sample(std::size_t n, unsigned seed) {
   // JSON-like text with some randomness, so it compresses as lists do.
@@ -95,4 +84,24 @@ TEST_CASE("gunzip reports cut, damaged and trailing bytes with the offset", "[gz
 
   CHECK_FALSE(kube::detail::gunzip(z + "garbage after the member", out, why));
   CHECK(why.find("invalid gzip data near byte ") != std::string::npos);
+}
+
+TEST_CASE("a gzip bomb stops at the output limit", "[gzip][limit]") {
+  // 64 MiB of zeros compress to about 64 KiB: a 1,000-fold expansion.
+  const std::string zeros(std::size_t{64} << 20, '\0');
+  const auto bomb = gzip(zeros, Z_BEST_COMPRESSION);
+  REQUIRE(bomb.size() < zeros.size() / 500);
+  std::string out, why;
+  constexpr std::size_t limit = std::size_t{1} << 20;
+  CHECK_FALSE(kube::detail::gunzip(bomb, out, why, limit));
+  CHECK(out.size() > limit);
+  CHECK(out.size() <= limit + 1);
+  CHECK(out.capacity() < 2 * limit);  // never allocated more than the limit allows
+  CHECK(why.find("larger than the limit of 1048576 bytes") != std::string::npos);
+
+  // Exactly at the limit is accepted; one byte less is not.
+  const std::string exact(limit, 'x');
+  REQUIRE(kube::detail::gunzip(gzip(exact), out, why, limit));
+  CHECK(out == exact);
+  CHECK_FALSE(kube::detail::gunzip(gzip(exact), out, why, limit - 1));
 }

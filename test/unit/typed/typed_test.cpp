@@ -3,6 +3,7 @@
 // bodies, client-side refusals, and the verbs against a scripted local HTTP
 // server (decode errors naming the field and object, list_all paging,
 // delete answering an object or a Status, log lines split at any chunk).
+#include "support/raw_http_server.hpp"
 #include "test_types.hpp"
 
 #include <kube/typed/api.hpp>
@@ -15,8 +16,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -45,38 +44,22 @@ kube::watch_event raw_event(kube::watch_event_type type, std::string_view object
 }
 
 // ---- a scripted HTTP server: each request gets raw response bytes, written
-// in the pieces the test gives (so chunk and read boundaries fall anywhere).
+// in the pieces the test gives (so chunk and read boundaries fall anywhere),
+// then the connection closes. On the local test server of the wire tests.
 struct scripted_server {
   using script_fn = std::function<std::vector<std::string>(const http::request<http::string_body>&)>;
   scripted_server(asio::any_io_executor ex, script_fn f)
-      : acceptor(ex, {asio::ip::make_address("127.0.0.1"), 0}),
-        script(std::move(f)) {}
-  tcp::acceptor acceptor;
-  script_fn script;
+      : server(std::move(ex),
+               [this, f = std::move(f)](tcp::socket& sock, const http::request<http::string_body>& req,
+                                        int) -> asio::awaitable<bool> {
+                 targets.emplace_back(req.target());
+                 for (const auto& piece : f(req)) co_await kube_test::raw_http_server::write(sock, piece);
+                 co_return false;
+               }) {}
   std::vector<std::string> targets;
+  kube_test::raw_http_server server;
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()); }
-
-  asio::awaitable<void> run() {
-    for (;;) {
-      auto [ec, sock] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
-      if (ec) co_return;
-      asio::co_spawn(acceptor.get_executor(), serve(std::move(sock)), asio::detached);
-    }
-  }
-  asio::awaitable<void> serve(tcp::socket sock) {
-    beast::flat_buffer buf;
-    http::request<http::string_body> req;
-    auto [ec, n] = co_await http::async_read(sock, buf, req, asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return;
-    targets.emplace_back(req.target());
-    for (const auto& piece : script(req)) {
-      auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(piece), asio::as_tuple(asio::use_awaitable));
-      if (wec) co_return;
-    }
-    boost::system::error_code ignored;
-    sock.shutdown(tcp::socket::shutdown_both, ignored);
-  }
+  [[nodiscard]] std::string url() const { return server.url(); }
 };
 
 std::string json_response(unsigned status, const std::string& body) {
@@ -89,7 +72,6 @@ template <class F>
 void with_server(scripted_server::script_fn script, F body, std::vector<std::string>* targets = nullptr) {
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
-  asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
@@ -745,7 +727,6 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
     return std::vector<std::string>{
         json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})")};
   });
-  asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;
@@ -779,7 +760,6 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
         404,
         R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"a\" not found","reason":"NotFound","code":404})")};
   });
-  asio::co_spawn(io, server.run(), asio::detached);
   kube::detail::transport_params s;
   s.server = server.url();
   s.qps = 0;

@@ -57,7 +57,8 @@ struct transport_params {
   std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};  // per byte of a unary response; 0 = none
   std::chrono::seconds tcp_keepalive{30};                            // 0 = off
   std::size_t max_idle_connections = 32;
-  int max_retries = 10;  // Retry-After answers followed at most this often
+  std::size_t max_response_body = std::size_t{1} << 30;  // bytes after gzip decoding; 0 = none
+  int max_retries = 10;                                  // Retry-After answers followed at most this often
 
   logger log;
   std::function<void(std::string_view)> on_warning;  // server Warning headers

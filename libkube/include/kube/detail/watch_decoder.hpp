@@ -97,8 +97,10 @@ struct watch_decoder_params {
   object_reader objects{};
 
   /// How many bytes of the input around the failure an error message quotes
-  /// (non-printable bytes escaped). 0 quotes nothing, e.g. for Secrets.
-  std::size_t error_excerpt_size = 32;  // bytes
+  /// (non-printable bytes escaped), for debugging a decoder. 0, the default,
+  /// quotes nothing: error messages reach logs and hooks, and the bytes of a
+  /// malformed event may be a Secret's data.
+  std::size_t error_excerpt_size = 0;  // bytes
 };
 
 /// Incremental decoder of one watch response body. See the file comment.

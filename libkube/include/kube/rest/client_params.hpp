@@ -31,8 +31,16 @@ struct client_params {
   std::chrono::seconds tcp_keepalive{30};
   std::chrono::seconds token_file_refresh{60};     ///< token files are re-read at least this often, s
   std::chrono::milliseconds exec_timeout{30'000};  ///< an exec credential plugin is killed after this, ms
-  std::size_t max_idle_connections = 32;           ///< keep-alive pool size (connections)
-  int max_retries = 10;                            ///< Retry-After answers followed at most this often
+  /// The largest body of a unary response the client accepts, in bytes,
+  /// after gzip decoding; 0 = no limit. Larger bodies fail the request with
+  /// client_errc::response_too_large, and a gzip body stops inflating at the
+  /// limit (a small compressed body cannot make the client allocate
+  /// gigabytes). The default holds a list of 100,000 pods; pass limit and
+  /// continue (list_params) for more. Watch events have their own limit
+  /// (64 MiB each), log streams none (they are read in pieces).
+  std::size_t max_response_body = std::size_t{1} << 30;
+  std::size_t max_idle_connections = 32;  ///< keep-alive pool size (connections)
+  int max_retries = 10;                   ///< Retry-After answers followed at most this often
 };
 
 }  // namespace kube

@@ -1,0 +1,189 @@
+// Exec credential plugins, run for real (/bin/sh scripts): the kubeconfig's
+// env entries win over inherited variables, the plugin inherits no
+// descriptor of ours, its exit is awaited without blocking the I/O thread,
+// and requests that need a credential at the same time run it once.
+#include "config/auth.hpp"
+#include "temp_dir.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An exec config that runs `script` with /bin/sh; the script prints the
+// credential with `cred TOKEN`.
+kube::detail::exec_params shell_plugin(const std::string& script) {
+  kube::detail::exec_params e;
+  e.api_version = "client.authentication.k8s.io/v1";
+  e.command = "/bin/sh";
+  e.args = {"-c",
+            "cred() { printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+            "\"status\":{\"token\":\"%s\"}}' \"$1\"; }\n" +
+                script};
+  e.timeout = 10s;
+  return e;
+}
+
+struct run_result {
+  kube::error_code ec;
+  kube::detail::exec_credential cred;
+  kube::diagnostics diag;
+};
+
+run_result run(const kube::detail::exec_params& e) {
+  asio::io_context io;
+  run_result r;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        r.ec = co_await kube::detail::run_exec_plugin(e, "https://127.0.0.1:6443", r.cred, r.diag);
+      },
+      asio::detached);
+  io.run();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the kubeconfig's env entries replace inherited variables of the same name", "[exec]") {
+  kube::detail::exec_params e;
+  e.env = {{"REGION", "eu-1"}, {"EXTRA", "x"}};
+  std::vector<std::string> inherited{"HOME=/home/u", "REGION=us-2", "KUBERNETES_EXEC_INFO=stale", "PATH=/bin"};
+  std::vector<char*> environ_like;
+  for (auto& s : inherited) environ_like.push_back(s.data());
+  environ_like.push_back(nullptr);
+  const auto env = kube::detail::exec_plugin_environment(e, environ_like.data(), "{}");
+  CHECK(env == std::vector<std::string>{"HOME=/home/u", "PATH=/bin", "REGION=eu-1", "EXTRA=x",
+                                        "KUBERNETES_EXEC_INFO={}"});
+
+  // And through a real plugin.
+  ::setenv("KUBE_TEST_EXEC_VAR", "inherited", 1);
+  auto plugin = shell_plugin("cred \"$KUBE_TEST_EXEC_VAR\"");
+  plugin.env = {{"KUBE_TEST_EXEC_VAR", "from-kubeconfig"}};
+  const auto r = run(plugin);
+  ::unsetenv("KUBE_TEST_EXEC_VAR");
+  REQUIRE_FALSE(r.ec);
+  CHECK(r.cred.token == "from-kubeconfig");
+}
+
+TEST_CASE("the plugin inherits no descriptor beyond stdin, stdout and stderr", "[exec]") {
+  // A socket opened without close-on-exec, as any library of the program might.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd > 2);
+  const auto r = run(shell_plugin("if [ -e /proc/self/fd/" + std::to_string(fd) +
+                                  " ]; then cred leaked; else cred clean; fi"));
+  ::close(fd);
+  REQUIRE_FALSE(r.ec);
+  CHECK(r.cred.token == "clean");
+}
+
+TEST_CASE("a plugin that closes its stdout and lingers does not block the I/O thread", "[exec]") {
+  asio::io_context io;
+  run_result r;
+  bool done = false;
+  auto longest_gap = std::chrono::steady_clock::duration::zero();
+  const auto start = std::chrono::steady_clock::now();
+  auto finished_after = start - start;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        r.ec = co_await kube::detail::run_exec_plugin(shell_plugin("cred t; exec 1>&-; sleep 1"), "", r.cred, r.diag);
+        finished_after = std::chrono::steady_clock::now() - start;
+        done = true;
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer t(io);
+        auto last = std::chrono::steady_clock::now();
+        while (!done) {
+          t.expires_after(20ms);
+          co_await t.async_wait(asio::use_awaitable);
+          const auto now = std::chrono::steady_clock::now();
+          longest_gap = std::max(longest_gap, now - last);
+          last = now;
+        }
+      },
+      asio::detached);
+  io.run();
+  REQUIRE_FALSE(r.ec);
+  CHECK(r.cred.token == "t");
+  CHECK(finished_after >= 900ms);  // the exit is awaited...
+  CHECK(longest_gap < 400ms);      // ...while the thread keeps running other work
+}
+
+TEST_CASE("requests that need a credential at once run the plugin once and share its token", "[exec]") {
+  kube_test::temp_dir t;
+  const auto runs = (t.path() / "runs").string();
+  kube::detail::transport_params s;
+  s.server = "https://127.0.0.1:6443";
+  s.has_exec = true;
+  s.exec = shell_plugin("echo run >> '" + runs + "'; sleep 0.3; cred shared-token");
+  asio::io_context io;
+  auto auth = kube::detail::make_authenticator(s, io.get_executor());
+  REQUIRE(auth);
+  std::vector<std::string> headers;
+  std::vector<kube::error_code> errors;
+  for (int i = 0; i < 5; ++i) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          std::string h;
+          kube::diagnostics diag;
+          errors.push_back(co_await auth->authorization(h, diag));
+          headers.push_back(h);
+        },
+        asio::detached);
+  }
+  io.run();
+  REQUIRE(headers.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK_FALSE(errors[i]);
+    CHECK(headers[i] == "Bearer shared-token");
+  }
+  std::ifstream in(runs);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  CHECK(lines == 1);
+
+  // A failing run gives every waiter its error, and the next request runs it again.
+  s.exec = shell_plugin("echo run >> '" + runs + "'; sleep 0.3; exit 4");
+  auto failing = kube::detail::make_authenticator(s, io.get_executor());
+  errors.clear();
+  for (int i = 0; i < 3; ++i) {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          std::string h;
+          kube::diagnostics diag;
+          errors.push_back(co_await failing->authorization(h, diag));
+          CHECK(diag.client_message().find("exited with status 4") != std::string::npos);
+        },
+        asio::detached);
+  }
+  io.restart();
+  io.run();
+  REQUIRE(errors.size() == 3);
+  for (const auto& ec : errors) CHECK(ec == kube::client_errc::exec_plugin_failed);
+  std::ifstream again(runs);
+  lines = 0;
+  for (std::string line; std::getline(again, line);) ++lines;
+  CHECK(lines == 2);
+}
