@@ -32,10 +32,9 @@ kube::detail::exec_params shell_plugin(const std::string& script) {
   kube::detail::exec_params e;
   e.api_version = "client.authentication.k8s.io/v1";
   e.command = "/bin/sh";
-  e.args = {"-c",
-            "cred() { printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-            "\"status\":{\"token\":\"%s\"}}' \"$1\"; }\n" +
-                script};
+  e.args = {"-c", "cred() { printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                  "\"status\":{\"token\":\"%s\"}}' \"$1\"; }\n" +
+                      script};
   e.timeout = 10s;
   return e;
 }
@@ -69,8 +68,8 @@ TEST_CASE("the kubeconfig's env entries replace inherited variables of the same 
   for (auto& s : inherited) environ_like.push_back(s.data());
   environ_like.push_back(nullptr);
   const auto env = kube::detail::exec_plugin_environment(e, environ_like.data(), "{}");
-  CHECK(env == std::vector<std::string>{"HOME=/home/u", "PATH=/bin", "REGION=eu-1", "EXTRA=x",
-                                        "KUBERNETES_EXEC_INFO={}"});
+  CHECK(env ==
+        std::vector<std::string>{"HOME=/home/u", "PATH=/bin", "REGION=eu-1", "EXTRA=x", "KUBERNETES_EXEC_INFO={}"});
 
   // And through a real plugin.
   ::setenv("KUBE_TEST_EXEC_VAR", "inherited", 1);
@@ -86,8 +85,8 @@ TEST_CASE("the plugin inherits no descriptor beyond stdin, stdout and stderr", "
   // A socket opened without close-on-exec, as any library of the program might.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd > 2);
-  const auto r = run(shell_plugin("if [ -e /proc/self/fd/" + std::to_string(fd) +
-                                  " ]; then cred leaked; else cred clean; fi"));
+  const auto r =
+      run(shell_plugin("if [ -e /proc/self/fd/" + std::to_string(fd) + " ]; then cred leaked; else cred clean; fi"));
   ::close(fd);
   REQUIRE_FALSE(r.ec);
   CHECK(r.cred.token == "clean");
