@@ -166,9 +166,10 @@ response error_reply(http::status status, const std::string& message) {
 }
 
 // The informers retry on their own (with backoff); say why, e.g. RBAC.
-void log_watch_error(const kube::error_code& ec, const kube::diagnostics& d) {
-  std::cerr << "asio-embedding: watch error: " << ec.message() << " " << d.client_message()
-            << (d.server_message().empty() ? "" : ": " + d.server_message()) << std::endl;
+void log_watch_error(const ki::watch_failure& f) {
+  std::cerr << "asio-embedding: watch error: " << f.ec.message() << " " << f.diag.client_message()
+            << (f.diag.server_message().empty() ? "" : ": " + f.diag.server_message()) << "; retrying in "
+            << f.retry_in.count() << " ms" << (f.relist ? " with a relist" : "") << std::endl;
 }
 
 }  // namespace

@@ -101,7 +101,10 @@ TEST_CASE("reflector: a dropped connection restarts the watch without a relist",
   REQUIRE(t.lw->watch_calls().size() == 2);
   CHECK(t.lw->watch_calls()[1].resource_version == "11");
   CHECK(t.lw->list_calls().size() == 1);
-  CHECK(t.errors.empty());
+  // The hook hears of it: reopened at once, no relist.
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].first == boost::asio::error::connection_reset);
+  CHECK(t.retries[0] == std::pair{0ms, false});
 }
 
 TEST_CASE("reflector: 410 relists at the last synced version after a backoff - unavailable -> paginated list at the "
@@ -114,6 +117,7 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff - u
   t.drain();
   REQUIRE(t.errors.size() == 1);
   CHECK(t.errors[0].first == api_errc::expired);
+  CHECK(t.retries[0] == std::pair{1200ms, true});  // the hook is told the wait and the relist
   REQUIRE(t.clk->pending() == 1);
   CHECK(t.clk->next_wake_in() == 1200ms);  // 800 ms * (1 + jitter 1.0 * 0.5)
   CHECK(t.lw->list_calls().size() == 1);
@@ -269,7 +273,11 @@ TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after
   REQUIRE(t.lw->watch_calls().size() == 3);
   CHECK(t.lw->watch_calls()[2].resource_version == "10");
   CHECK(t.lw->list_calls().size() == 1);
-  CHECK(t.errors.empty());
+  // Every failed attempt reached the hook, with the backoff it waited.
+  REQUIRE(t.errors.size() == 2);
+  CHECK(t.errors[0].first == boost::asio::error::connection_refused);
+  CHECK(t.errors[1].first == api_errc::too_many_requests);
+  CHECK(t.retries == std::vector<std::pair<std::chrono::milliseconds, bool>>{{1200ms, false}, {2400ms, false}});
 }
 
 TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist - the cache keeps its "

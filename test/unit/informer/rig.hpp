@@ -39,6 +39,7 @@ struct reflector_rig {
   indexer<thing> cache;
   delta_fifo<thing> fifo{{}, &cache};
   std::vector<std::pair<error_code, std::string>> errors;
+  std::vector<std::pair<std::chrono::milliseconds, bool>> retries;  // each hook call's retry_in and relist
   std::unique_ptr<reflector<thing>> r;
   asio::cancellation_signal stop;
   error_code run_ec;
@@ -48,8 +49,9 @@ struct reflector_rig {
     reflector_params<thing> o;
     o.clk = clk;
     o.random = [] { return 0.5; };
-    o.on_watch_error = [this](const error_code& ec, const diagnostics& d) {
-      errors.emplace_back(ec, d.client_message() + d.server_message());
+    o.on_watch_error = [this](const kube::informer::watch_failure& f) {
+      errors.emplace_back(f.ec, f.diag.client_message() + f.diag.server_message());
+      retries.emplace_back(f.retry_in, f.relist);
     };
     if (tweak) {
       tweak(o);

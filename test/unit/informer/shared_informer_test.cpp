@@ -54,7 +54,7 @@ struct informer_rig {
     informer_params<thing> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
-    o.on_watch_error = [this](const error_code& ec, const kube::diagnostics&) { errors.push_back(ec); };
+    o.on_watch_error = [this](const kube::informer::watch_failure& f) { errors.push_back(f.ec); };
     if (tweak) {
       tweak(o);
     }
@@ -137,6 +137,36 @@ TEST_CASE("delta_fifo: async_pop waits for the producer - close ends it - cancel
   pop();
   settle(io);
   CHECK(last == asio::error::eof);
+}
+
+TEST_CASE("informer: a handler that throws is logged and counted, the others and the informer go on",
+          "[informer][shared_informer]") {
+  std::vector<std::string> lines;
+  informer_rig t([&](informer_params<thing>& o) {
+    o.name = "things";
+    o.log.sink = [&](kube::log_level l, std::string_view line) {
+      if (l == kube::log_level::error) lines.emplace_back(line);
+    };
+  });
+  auto bad = t.inf->add_handler({[](const std::shared_ptr<const thing>& o, bool) {
+                                   if (o->nm == "b") throw std::runtime_error("cannot handle b");
+                                 },
+                                 nullptr, nullptr});
+  recorder r;
+  auto good = t.inf->add_handler(r.handler());
+  t.start();
+  t.lw->push_list({}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  t.lw->stream(0)->push(fake::added(obj("a", "11")));
+  t.lw->stream(0)->push(fake::added(obj("b", "12")));
+  t.lw->stream(0)->push(fake::added(obj("c", "13")));
+  t.poll();
+  CHECK(r.log == std::vector<std::string>{"add a@11", "add b@12", "add c@13"});
+  CHECK(t.inf->handler_errors() == 1);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "things: an event handler threw (the notification is dropped for it): cannot handle b");
+  CHECK(t.inf->cache()->list().size() == 3);
 }
 
 TEST_CASE("informer: handlers see the initial list, updates, deletes and tombstones after a relist",

@@ -39,6 +39,9 @@ struct informer_factory_params {
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
   bool strip_managed_fields = false;        ///< for_resource, for_type and for_metadata informers drop managedFields
   watch_error_handler on_watch_error = {};  ///< given to every informer
+  /// Given to every informer whose own informer_params::log has no sink
+  /// (handler exceptions are logged there); default: stderr.
+  kube::logger log = {};
 };
 
 /// client-go's SharedInformerFactory: one informer per resource (or per
@@ -116,7 +119,7 @@ public:
 
   /// The informer registered under `key`, created by `make` on first use.
   /// `make` returns {lister_watcher, informer_params}; the factory's
-  /// default_resync and on_watch_error fill options left empty.
+  /// default_resync, on_watch_error and log fill options left empty.
   template <class T, class Make>
   std::shared_ptr<shared_index_informer<T>> informer(const std::string& key, Make&& make) {
     std::lock_guard lk(m_);
@@ -130,6 +133,9 @@ public:
     }
     if (!o.on_watch_error) {
       o.on_watch_error = opts_.on_watch_error;
+    }
+    if (!o.log.sink) {
+      o.log = opts_.log;
     }
     auto inf = std::make_shared<shared_index_informer<T>>(client_.get_executor(), std::move(lw), std::move(o));
     entry e;

@@ -32,12 +32,25 @@
 
 namespace kube::informer {
 
-/// Called with every error that ends a list-and-watch cycle (the watch
-/// error hook, client-go's WatchErrorHandler): a failed list, a refused
-/// watch, an ERROR event (410 expired ...), a malformed event, an object of
-/// the wrong kind. The Reflector then backs off and relists. Runs on the
-/// informer's strand; must not block. Exceptions it throws are swallowed.
-using watch_error_handler = std::function<void(const error_code&, const diagnostics&)>;
+/// One failed list or watch attempt, as the watch error hook sees it.
+struct watch_failure {
+  error_code ec;                       ///< what failed
+  const diagnostics& diag;             ///< the server's Status and the client's message
+  std::chrono::milliseconds retry_in;  ///< the wait (backoff) before the next attempt
+  /// The next attempt lists again (and replaces the cache); false: the
+  /// watch is reopened at the last resourceVersion, nothing is relisted.
+  bool relist;
+};
+
+/// Called with every failed list or watch attempt (client-go's
+/// WatchErrorHandler sees only those that end a cycle): a failed list, a
+/// refused watch, an ERROR event (410 expired ...), a malformed event, an
+/// object of the wrong kind (these relist), and also a watch that could not
+/// be opened (connection refused, timeout, 429) or whose connection broke
+/// (these reopen the watch). So an outage is seen as it happens, with the
+/// wait before the next try. Runs on the informer's strand; must not
+/// block. Exceptions it throws are swallowed.
+using watch_error_handler = std::function<void(const watch_failure&)>;
 
 /// Applied to every object before it is queued and cached (client-go's
 /// TransformFunc). Must not return null.
@@ -71,7 +84,7 @@ struct reflector_stats {
   std::size_t watches = 0;              ///< watch calls made (incl. streaming lists)
   std::size_t streaming_syncs = 0;      ///< streaming lists that reached initial-events-end
   std::size_t streaming_fallbacks = 0;  ///< streaming lists given up for a list
-  std::size_t errors = 0;               ///< errors passed to the hook
+  std::size_t errors = 0;               ///< failed attempts passed to the hook (relisting or not)
 };
 
 /// client-go's Reflector: keeps a DeltaFIFO in step with the server by
@@ -91,9 +104,10 @@ struct reflector_stats {
 ///   no event counts as an error. A watch silent for `watch_idle_timeout`
 ///   is presumed dead and reopened the same way. Opening a watch that fails
 ///   with connection refused, 429, a timeout or a broken connection is
-///   retried after a backoff, without relist.
-/// - Any other error ends the cycle: it goes to `on_watch_error`, and after
-///   a backoff delay the Reflector relists. That includes ERROR events
+///   retried after a backoff, without relist. Each of these failures, and
+///   each dropped or silent watch, goes to `on_watch_error` (relist false).
+/// - Any other error ends the cycle: it goes to `on_watch_error` (relist
+///   true), and after a backoff delay the Reflector relists. That includes ERROR events
 ///   (410 expired -> relist), malformed events and objects of the wrong
 ///   kind; the cache keeps its content until the relist replaces it.
 /// - Backoff: see backoff_params (800 ms -> 30 s, jitter, reset after 2 min
@@ -145,10 +159,11 @@ public:
     for (;;) {
       auto f = co_await list_and_watch();
       co_await throw_if_cancelled();
+      const auto delay = next_delay();
       if (f.ec) {
-        report(f.ec, f.diag);
+        report(f.ec, f.diag, delay, true);
       }
-      co_await sleep(*o_.clk, next_delay());
+      co_await sleep(*o_.clk, delay);
     }
   }
 
@@ -187,17 +202,25 @@ private:
 
   clock::duration next_delay() { return backoff_.next(o_.clk->now(), o_.random()); }
 
+  // A failed attempt that is tried again without a relist: told to the
+  // hook, then the backoff.
+  boost::asio::awaitable<void> retry_after(const error_code& ec, const diagnostics& diag) {
+    const auto delay = next_delay();
+    report(ec, diag, delay, false);
+    co_await sleep(*o_.clk, delay);
+  }
+
   long long watch_timeout_seconds() {
     const double lo = static_cast<double>(o_.min_watch_timeout.count());
     const double hi = static_cast<double>(o_.max_watch_timeout.count());
     return static_cast<long long>(lo + o_.random() * (hi - lo));
   }
 
-  void report(const error_code& ec, const diagnostics& diag) {
+  void report(const error_code& ec, const diagnostics& diag, clock::duration retry_in, bool relist) {
     ++stats_.errors;
     if (o_.on_watch_error) {
       try {
-        o_.on_watch_error(ec, diag);
+        o_.on_watch_error({ec, diag, std::chrono::duration_cast<std::chrono::milliseconds>(retry_in), relist});
       } catch (...) {  // NOLINT(bugprone-empty-catch): a hook must not stop the reflector
       }
     }
@@ -382,7 +405,7 @@ private:
       co_await throw_if_cancelled();
       if (o.ec) {
         if (retriable(o.ec)) {
-          co_await sleep(*o_.clk, next_delay());
+          co_await retry_after(o.ec, o.diag);
           continue;
         }
         if (is_resource_expired(o.ec) || too_large_rv(o.ec, o.diag)) {
@@ -534,7 +557,7 @@ private:
         co_await throw_if_cancelled();
         if (o.ec) {
           if (retriable(o.ec)) {
-            co_await sleep(*o_.clk, next_delay());
+            co_await retry_after(o.ec, o.diag);
             continue;
           }
           co_return failure{o.ec, std::move(o.diag)};
@@ -545,13 +568,15 @@ private:
       w.reset();
       if (h.f.ec) {
         if (h.f.ec == api_errc::too_many_requests) {
-          co_await sleep(*o_.clk, next_delay());
+          co_await retry_after(h.f.ec, h.f.diag);
           continue;
         }
         if (!is_network_error(h.f.ec)) {
           co_return std::move(h.f);
         }
-        // A dropped connection ends the watch like a normal close.
+        // A dropped connection ends the watch like a normal close, reopened
+        // at once; the hook hears of it.
+        report(h.f.ec, h.f.diag, clock::duration::zero(), false);
       }
       if (h.events == 0 && o_.clk->now() - start < std::chrono::seconds(1)) {
         co_return fail(client_errc::watch_stream_error,

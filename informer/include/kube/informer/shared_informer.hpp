@@ -9,6 +9,7 @@
 #include <kube/informer/lister.hpp>
 #include <kube/informer/lister_watcher.hpp>
 #include <kube/informer/reflector.hpp>
+#include <kube/logger.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -101,8 +102,12 @@ struct informer_params {
   std::chrono::milliseconds default_resync{0};
   /// Transform before caching (also see strip_managed_fields).
   transform_func<T> transform = {};
-  /// Called with every error that ends a list-and-watch cycle.
+  /// Called with every failed list or watch attempt (see watch_failure).
   watch_error_handler on_watch_error = {};
+  /// Where an exception thrown by an event handler is logged (at error,
+  /// with the informer's name and the exception's message); default:
+  /// stderr. See handler_errors().
+  kube::logger log = {};
   /// Extra indexes (the namespace index is built in).
   index_funcs<T> indexers = {};
   key_func<T> key = default_key_func<T>();
@@ -213,6 +218,12 @@ public:
 
   [[nodiscard]] bool has_synced() const noexcept { return synced_->load(std::memory_order_acquire); }
 
+  /// How many notifications ended with an exception from a handler (each is
+  /// logged through informer_params::log). Safe from any thread.
+  [[nodiscard]] std::uint64_t handler_errors() const noexcept {
+    return handler_errors_.load(std::memory_order_relaxed);
+  }
+
   /// The cache; safe to read from any thread.
   [[nodiscard]] std::shared_ptr<const indexer<T>> cache() const noexcept { return cache_; }
   [[nodiscard]] lister<T> make_lister(labels_func<T> labels = {}) const { return lister<T>(cache_, std::move(labels)); }
@@ -271,12 +282,22 @@ private:
     reg->replayed_.store(true, std::memory_order_release);
   }
 
+  // A handler that throws loses that one notification: the exception is
+  // logged and counted, and the informer and the other handlers go on
+  // (client-go lets the panic crash the process; docs/guides/informer.md).
   template <class F>
-  static void call(F&& f) {
+  void call(F&& f) {
+    std::string what;
     try {
       std::forward<F>(f)();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a handler must not stop the informer
+      return;
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+      what = "an exception not derived from std::exception";
     }
+    handler_errors_.fetch_add(1, std::memory_order_relaxed);
+    o_.log.log(log_level::error, o_.name + ": an event handler threw (the notification is dropped for it): " + what);
   }
 
   boost::asio::awaitable<void> run() {
@@ -426,6 +447,7 @@ private:
   std::shared_ptr<std::atomic<bool>> synced_ = std::make_shared<std::atomic<bool>>(false);
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<std::uint64_t> handler_errors_{0};
   bool running_ = false;
 };
 

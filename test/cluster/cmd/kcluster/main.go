@@ -1,17 +1,19 @@
 // Command kcluster runs the project's test cluster: a real etcd and a real
-// kube-apiserver on 127.0.0.1, with TLS, a client CA, static tokens and RBAC.
+// kube-apiserver on 127.0.0.1, with TLS, a client CA, static tokens and RBAC,
+// and Toxiproxy in front of the apiserver for fault-injection tests.
 //
 //	kcluster up      --dir DIR --bin-dir BIN [--watch-pid N|parent|none]
 //	kcluster down    --dir DIR
 //	kcluster restart-apiserver | stop-apiserver | start-apiserver --dir DIR
+//	kcluster kill-apiserver | pause-apiserver | resume-apiserver --dir DIR
 //	kcluster compact --dir DIR
 //	kcluster status  --dir DIR
 //
 // `up` starts a supervisor in its own session and returns once the cluster is
-// ready. The supervisor owns etcd and the apiserver (they die with it through
-// PR_SET_PDEATHSIG), tears everything down on `down`, on SIGTERM/SIGINT, and
-// when the watched process (by default the caller of `up`, i.e. ctest) is gone,
-// so an interrupted test run leaves nothing behind. A later `up` on the same
+// ready. The supervisor owns etcd, the apiserver and Toxiproxy (they die with
+// it through PR_SET_PDEATHSIG), tears everything down on `down`, on
+// SIGTERM/SIGINT, and when the watched process (by default the caller of
+// `up`, i.e. ctest) is gone, so an interrupted test run leaves nothing behind. A later `up` on the same
 // directory also kills whatever a previous supervisor left.
 package main
 
@@ -33,11 +35,15 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage: kcluster COMMAND --dir DIR [flags]
 commands:
-  up                 start etcd + kube-apiserver and wait until ready
+  up                 start etcd, kube-apiserver and Toxiproxy; wait until ready
   down               stop everything started by up
   restart-apiserver  stop and start the apiserver (same etcd, same port)
   stop-apiserver     stop the apiserver only
-  start-apiserver    start the apiserver again after stop-apiserver
+  start-apiserver    start the apiserver unless it runs (after stop-apiserver,
+                     kill-apiserver, or a kill from outside)
+  kill-apiserver     kill the apiserver with SIGKILL (no graceful shutdown)
+  pause-apiserver    pause the apiserver with SIGSTOP (connections stay open)
+  resume-apiserver   resume it with SIGCONT
   compact            compact etcd to its current revision
   status             print the cluster's state`)
 	os.Exit(2)
@@ -93,7 +99,8 @@ func main() {
 		os.Exit(supervise(*dir, *binDir, pid, *timeout))
 	case "down":
 		down(*dir)
-	case "restart-apiserver", "stop-apiserver", "start-apiserver", "compact", "status":
+	case "restart-apiserver", "stop-apiserver", "start-apiserver", "kill-apiserver", "pause-apiserver",
+		"resume-apiserver", "compact", "status":
 		reply, err := control(*dir, cmd)
 		if err != nil {
 			fatalf("%s: %v", cmd, err)
@@ -114,7 +121,7 @@ func up(dir, binDir string, watchPid int, timeout time.Duration) {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		fatalf("up: %v", err)
 	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "toxiproxy-server"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			fatalf("up: %s not found in %s (build it with test/cluster/build.sh)", b, binDir)
 		}
@@ -217,13 +224,13 @@ func killLeftovers(dir string) {
 	if err != nil {
 		return
 	}
-	for _, pid := range []int{st.SupervisorPid, st.APIServerPid, st.EtcdPid} {
+	for _, pid := range []int{st.SupervisorPid, st.APIServerPid, st.EtcdPid, st.ToxiproxyPid} {
 		if pid <= 0 || !alive(pid) {
 			continue
 		}
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		switch strings.TrimSuffix(filepath.Base(exe), " (deleted)") {
-		case "kcluster", "etcd", "kube-apiserver":
+		case "kcluster", "etcd", "kube-apiserver", "toxiproxy-server":
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -30,9 +30,14 @@ type state struct {
 	SupervisorPid int    `json:"supervisorPid"`
 	EtcdPid       int    `json:"etcdPid"`
 	APIServerPid  int    `json:"apiserverPid"`
+	ToxiproxyPid  int    `json:"toxiproxyPid"`
 	ControlSocket string `json:"controlSocket"`
 	Server        string `json:"server"`
 	EtcdURL       string `json:"etcdURL"`
+	// ProxyServer is Toxiproxy's listener in front of the apiserver
+	// (https://127.0.0.1:PORT), ToxiproxyAPI its HTTP API.
+	ProxyServer  string `json:"proxyServer"`
+	ToxiproxyAPI string `json:"toxiproxyAPI"`
 }
 
 func readState(dir string) (*state, error) {
@@ -52,12 +57,13 @@ type supervisor struct {
 	timeout     time.Duration
 	pki         *pkiFiles
 
-	etcdPort, etcdPeerPort, apiPort int
+	etcdPort, etcdPeerPort, apiPort, proxyPort, toxiPort int
 
 	mu        sync.Mutex
 	st        state
 	etcd, api *exec.Cmd
 	apiDone   chan struct{}
+	toxi      *exec.Cmd
 }
 
 func freePort() (int, error) {
@@ -128,13 +134,15 @@ func (s *supervisor) start() error {
 		return fmt.Errorf("pki: %w", err)
 	}
 	var err error
-	for _, p := range []*int{&s.etcdPort, &s.etcdPeerPort, &s.apiPort} {
+	for _, p := range []*int{&s.etcdPort, &s.etcdPeerPort, &s.apiPort, &s.proxyPort, &s.toxiPort} {
 		if *p, err = freePort(); err != nil {
 			return err
 		}
 	}
 	s.st.EtcdURL = fmt.Sprintf("http://127.0.0.1:%d", s.etcdPort)
 	s.st.Server = fmt.Sprintf("https://127.0.0.1:%d", s.apiPort)
+	s.st.ProxyServer = fmt.Sprintf("https://127.0.0.1:%d", s.proxyPort)
+	s.st.ToxiproxyAPI = fmt.Sprintf("http://127.0.0.1:%d", s.toxiPort)
 	if err := s.startEtcd(); err != nil {
 		return err
 	}
@@ -142,6 +150,9 @@ func (s *supervisor) start() error {
 		return err
 	}
 	if err := s.grantNamespaceReader(); err != nil {
+		return err
+	}
+	if err := s.startToxiproxy(); err != nil {
 		return err
 	}
 	if err := s.writeKubeconfigs(); err != nil {
@@ -241,7 +252,19 @@ func (s *supervisor) startAPIServer() error {
 	s.api, s.apiDone = cmd, done
 	s.st.APIServerPid = cmd.Process.Pid
 	s.mu.Unlock()
-	go func() { _ = cmd.Wait(); log.Printf("kube-apiserver exited: %v", cmd.ProcessState); close(done) }()
+	go func() {
+		_ = cmd.Wait()
+		log.Printf("kube-apiserver exited: %v", cmd.ProcessState)
+		// An apiserver killed from outside is forgotten here, so that
+		// start-apiserver starts a new one.
+		s.mu.Lock()
+		if s.api == cmd {
+			s.api = nil
+			s.st.APIServerPid = 0
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
 	exited := func() bool {
 		select {
 		case <-done:
@@ -315,9 +338,11 @@ func (s *supervisor) stopAPIServer() {
 	terminate(cmd.Process, done, 15*time.Second)
 }
 
-// terminate sends SIGTERM, then SIGKILL if the process has not exited in time.
+// terminate sends SIGTERM (and SIGCONT, in case the process is paused), then
+// SIGKILL if the process has not exited in time.
 func terminate(p *os.Process, done <-chan struct{}, grace time.Duration) {
 	_ = p.Signal(syscall.SIGTERM)
+	_ = p.Signal(syscall.SIGCONT)
 	select {
 	case <-done:
 	case <-time.After(grace):
@@ -326,7 +351,69 @@ func terminate(p *os.Process, done <-chan struct{}, grace time.Duration) {
 	}
 }
 
+// killAPIServer sends SIGKILL to the apiserver and waits until it is gone:
+// no graceful shutdown, open connections are reset by the kernel.
+func (s *supervisor) killAPIServer() error {
+	s.mu.Lock()
+	cmd, done := s.api, s.apiDone
+	s.api = nil
+	s.st.APIServerPid = 0
+	s.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("the apiserver is not running")
+	}
+	_ = cmd.Process.Kill()
+	<-done
+	return nil
+}
+
+// signalAPIServer sends sig (SIGSTOP, SIGCONT) to the running apiserver.
+func (s *supervisor) signalAPIServer(sig syscall.Signal) error {
+	s.mu.Lock()
+	cmd := s.api
+	s.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("the apiserver is not running")
+	}
+	return cmd.Process.Signal(sig)
+}
+
+// startToxiproxy starts Toxiproxy with one proxy, "apiserver", listening on
+// 127.0.0.1 (s.proxyPort) in front of the apiserver's port. The serving
+// certificate's SANs include 127.0.0.1, so clients verify TLS through the
+// proxy as they do directly. Toxics are added by the tests over its HTTP API.
+func (s *supervisor) startToxiproxy() error {
+	cfg := filepath.Join(s.dir, "toxiproxy.json")
+	proxies := fmt.Sprintf(`[{"name":"apiserver","listen":"127.0.0.1:%d","upstream":"127.0.0.1:%d","enabled":true}]`,
+		s.proxyPort, s.apiPort)
+	if err := os.WriteFile(cfg, []byte(proxies+"\n"), 0o644); err != nil {
+		return err
+	}
+	cmd, err := s.spawn("toxiproxy-server", "-host", "127.0.0.1", "-port", fmt.Sprint(s.toxiPort), "-config", cfg)
+	if err != nil {
+		return err
+	}
+	s.toxi = cmd
+	s.st.ToxiproxyPid = cmd.Process.Pid
+	go func() { _ = cmd.Wait(); log.Printf("toxiproxy-server exited: %v", cmd.ProcessState) }()
+	return s.waitFor("toxiproxy proxy apiserver", func() error {
+		resp, err := http.Get(s.st.ToxiproxyAPI + "/proxies/apiserver")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"enabled":true`)) {
+			return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+		}
+		return nil
+	}, func() bool { return cmd.ProcessState != nil })
+}
+
 func (s *supervisor) teardown() {
+	if s.toxi != nil && s.toxi.Process != nil {
+		_ = s.toxi.Process.Kill()
+	}
 	s.stopAPIServer()
 	if s.etcd != nil && s.etcd.Process != nil && s.etcd.ProcessState == nil {
 		_ = s.etcd.Process.Signal(syscall.SIGTERM)
@@ -390,6 +477,13 @@ func (s *supervisor) writeKubeconfigs() error {
 		"admin-token": fmt.Sprintf("    token: %s\n", s.pki.AdminToken),
 		"user-token":  fmt.Sprintf("    token: %s\n", s.pki.UserToken),
 	}
+	servers := map[string]string{}
+	for name := range user {
+		servers[name] = s.st.Server
+	}
+	// The admin certificate again, through Toxiproxy.
+	user["admin-cert-proxied"] = user["admin-cert"]
+	servers["admin-cert-proxied"] = s.st.ProxyServer
 	for name, creds := range user {
 		cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -408,7 +502,7 @@ users:
     user: %s
     namespace: default
 current-context: %s
-`, s.st.Server, s.pki.ServingCA, name, creds, name, name, name)
+`, servers[name], s.pki.ServingCA, name, creds, name, name, name)
 		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(cfg), 0o600); err != nil {
 			return err
 		}
@@ -431,6 +525,9 @@ func (s *supervisor) writeEnv() error {
 		"KUBE_TEST_KUBECONFIG_USER=" + kc("user-token"),
 		"KUBE_TEST_KCLUSTER=" + self,
 		"KUBE_TEST_ETCD_URL=" + s.st.EtcdURL,
+		"KUBE_TEST_PROXY_SERVER=" + s.st.ProxyServer,
+		"KUBE_TEST_TOXIPROXY_API=" + s.st.ToxiproxyAPI,
+		"KUBE_TEST_KUBECONFIG_ADMIN_PROXIED=" + kc("admin-cert-proxied"),
 	}
 	return os.WriteFile(filepath.Join(s.dir, "cluster.env"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
@@ -505,6 +602,16 @@ func (s *supervisor) serve(conn net.Conn, stop chan<- string) {
 			err = s.writeState()
 		}
 		reply(err, "apiserver started")
+	case "kill-apiserver":
+		err := s.killAPIServer()
+		if err == nil {
+			err = s.writeState()
+		}
+		reply(err, "apiserver killed")
+	case "pause-apiserver":
+		reply(s.signalAPIServer(syscall.SIGSTOP), "apiserver paused")
+	case "resume-apiserver":
+		reply(s.signalAPIServer(syscall.SIGCONT), "apiserver resumed")
 	case "restart-apiserver":
 		s.stopAPIServer()
 		err := s.ensureAPIServer()
@@ -525,9 +632,12 @@ func (s *supervisor) serve(conn net.Conn, stop chan<- string) {
 	}
 }
 
+// ensureAPIServer starts the apiserver unless one is running. A process that
+// died (killed from outside, crashed) counts as not running, also in the
+// moment before its exit is noticed.
 func (s *supervisor) ensureAPIServer() error {
 	s.mu.Lock()
-	running := s.api != nil
+	running := s.api != nil && alive(s.api.Process.Pid)
 	s.mu.Unlock()
 	if running {
 		return nil
