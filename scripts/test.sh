@@ -12,15 +12,20 @@
 #      compile commands, then
 #   5. builds there the tests labelled `tsan` (threaded code) and `clang` (the
 #      hand-written runtime: a second compiler, as g++ 12 has coroutine bugs)
-#      and runs them under ThreadSanitizer.
+#      and runs them under ThreadSanitizer,
+#   6. builds the libFuzzer targets (clang, AddressSanitizer + UBSan,
+#      build/fuzz) and runs each for a short budget (scripts/fuzz.sh; their
+#      seed corpora are also replayed in step 3, label fuzz).
 # Tests and generated code compile at -O0 in both builds, the hand-written
 # libraries at -O1 (cmake/KubeToolchain.cmake, kube_debug_unoptimized).
 # Environment: KUBE_BUILD_DIR (default ./build), KUBE_JOBS (default nproc),
-# KUBE_SKIP_CLANG=1 skips steps 4-5 during local iteration.
+# KUBE_SKIP_CLANG=1 skips steps 4-6 during local iteration; KUBE_FUZZ_SECONDS
+# (default 15) is the fuzzing budget per target in step 6.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KUBE_BUILD_DIR:-$root/build}
 jobs=${KUBE_JOBS:-$(nproc)}
+fuzz_seconds=${KUBE_FUZZ_SECONDS:-15}
 export GOTOOLCHAIN=local
 
 # stamp STEP: starts a step; the time each step took is printed at the end,
@@ -76,5 +81,9 @@ if [[ ${KUBE_SKIP_CLANG:-0} != 1 ]]; then
   cmake --build "$build/clang-tsan" -j "$jobs" --target kube_tsan_tests kube_clang_tests
   stamp "ctest -L 'tsan|clang' (clang, thread)"
   (cd "$build/clang-tsan" && ctest --output-on-failure --no-tests=error -j "$jobs" -L 'tsan|clang')
+  stamp "build (clang, address+undefined, libFuzzer): the fuzz targets"
+  KUBE_BUILD_DIR=$build KUBE_JOBS=$jobs "$root/scripts/fuzz.sh" --build-only
+  stamp "fuzz (clang, address+undefined): every target for ${fuzz_seconds}s"
+  KUBE_BUILD_DIR=$build KUBE_JOBS=$jobs "$root/scripts/fuzz.sh" --each "$fuzz_seconds"
 fi
 stamp "all tests passed"

@@ -332,7 +332,29 @@ boost::json::parse_options json_parse_options() noexcept {
 }
 
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp) {
-  return boost::json::parse(text, ec, std::move(sp), json_parse_options());
+  auto v = boost::json::parse(text, ec, std::move(sp), json_parse_options());
+  if (!ec && json_has_non_finite(v)) {
+    ec = boost::json::error::exponent_overflow;
+    return {};
+  }
+  return v;
+}
+
+bool json_has_non_finite(const boost::json::value& root) {
+  // Iterative: the nesting may be as deep as codec::max_json_depth.
+  std::vector<const boost::json::value*> todo{&root};
+  while (!todo.empty()) {
+    const auto* v = todo.back();
+    todo.pop_back();
+    if (const auto* d = v->if_double()) {
+      if (!std::isfinite(*d)) return true;
+    } else if (const auto* a = v->if_array()) {
+      for (const auto& e : *a) todo.push_back(&e);
+    } else if (const auto* o = v->if_object()) {
+      for (const auto& kv : *o) todo.push_back(&kv.value());
+    }
+  }
+  return false;
 }
 
 bool json_too_deep(std::string_view text) noexcept {

@@ -2,6 +2,7 @@
 #include <kube/codec/json_reader.hpp>
 
 #include "codec/json_text_pool.hpp"
+#include "codec/parse_json.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
@@ -362,6 +363,7 @@ json::value json_reader::value(json::storage_ptr sp) {
   json::parse_options opt;
   opt.max_depth = max_depth - depth_;  // the limit is the whole text's, not this value's
   auto v = json::parse(text, ec, std::move(sp), opt);
+  if (!ec && kube::detail::json_has_non_finite(v)) ec = json::error::exponent_overflow;  // as parse_json
   if (ec) {
     p_ = text.data();  // report where the value starts
     syntax(ec.message());

@@ -31,7 +31,10 @@ std::optional<std::int64_t> int_or_string::scaled_value(std::int64_t total, bool
     pct = pct * 10 + (s[i] - '0');
   }
   const long double v = static_cast<long double>(pct) * static_cast<long double>(total) / 100.0L;
-  return static_cast<std::int64_t>(round_up ? std::ceil(v) : std::floor(v));
+  const long double r = round_up ? std::ceil(v) : std::floor(v);
+  // A result beyond int64 has no value (converting it would be undefined).
+  if (!(r >= -0x1p63L && r < 0x1p63L)) return std::nullopt;
+  return static_cast<std::int64_t>(r);
 }
 
 // ---- quantity --------------------------------------------------------------

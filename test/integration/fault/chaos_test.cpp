@@ -6,6 +6,7 @@
 // and every 410 costs exactly one relist. Kills the shared apiserver: SERIAL.
 #include "fault/fault_support.hpp"
 #include "support/gated_lister_watcher.hpp"
+#include "support/informer_support.hpp"
 
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
@@ -130,18 +131,8 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
       t.join();
     }
   } join{runner, io, stop};
-  auto stats = [&] {
-    std::promise<ki::reflector_stats> p;
-    asio::post(inf.get_executor(), [&] { p.set_value(inf.get_reflector().stats()); });
-    return p.get_future().get();
-  };
-  {
-    std::promise<kube::error_code> synced;
-    inf.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
-    auto f = synced.get_future();
-    REQUIRE(f.wait_for(30s) == std::future_status::ready);
-    REQUIRE_FALSE(f.get());
-  }
+  auto stats = [&] { return kube_test::reflector_stats_of(inf); };
+  kube_test::require_synced(inf);
   const auto lister = inf.make_lister();
   const auto handlers_converge = [&](steady::duration limit) {
     const auto until = steady::now() + limit;

@@ -7,6 +7,7 @@
 // proxy: SERIAL.
 #include "fault/fault_support.hpp"
 #include "leader/support.hpp"  // eventually, pause
+#include "support/informer_support.hpp"
 #include "support/toxiproxy.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
@@ -67,13 +68,7 @@ struct proxied_informer {
     runner.join();
   }
 
-  void wait_synced() {
-    std::promise<kube::error_code> synced;
-    inf.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
-    auto f = synced.get_future();
-    REQUIRE(f.wait_for(30s) == std::future_status::ready);
-    REQUIRE_FALSE(f.get());
-  }
+  void wait_synced() { kube_test::require_synced(inf); }
 
   static transport_params settings() {
     auto s = proxied_settings();
@@ -97,12 +92,7 @@ struct proxied_informer {
     return o;
   }
 
-  // The reflector's counters, read on the informer's strand.
-  ki::reflector_stats stats() {
-    std::promise<ki::reflector_stats> p;
-    asio::post(inf.get_executor(), [&] { p.set_value(inf.get_reflector().stats()); });
-    return p.get_future().get();
-  }
+  ki::reflector_stats stats() { return kube_test::reflector_stats_of(inf); }
 };
 
 // A fresh namespace with a few objects, and a clean proxy.

@@ -5,6 +5,7 @@
 // SERIAL.
 #include "support/client_support.hpp"
 #include "support/gated_lister_watcher.hpp"
+#include "support/informer_support.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
@@ -168,14 +169,8 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::thread inf_thread([&] { inf_io.run(); });
   joiner join_inf{inf_thread, inf_io, stop};
 
-  {
-    std::promise<kube::error_code> synced;
-    factory.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
-    auto f = synced.get_future();
-    REQUIRE(f.wait_for(30s) == std::future_status::ready);
-    REQUIRE_FALSE(f.get());
-    REQUIRE(factory.has_synced());
-  }
+  kube_test::require_synced(factory);
+  REQUIRE(factory.has_synced());
   auto lister = inf->make_lister();
 
   // ---- phase 1: 2,000 mixed operations by kubectl and the C++ client, apiserver restart mid-way ----
@@ -319,18 +314,8 @@ TEST_CASE("an informer whose apiserver is paused finds its silent watch and catc
   inf.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
   std::thread runner([&] { io.run(); });
   joiner join{runner, io, stop};
-  auto stats = [&] {  // the reflector's counters, read on the informer's strand
-    std::promise<ki::reflector_stats> p;
-    asio::post(inf.get_executor(), [&] { p.set_value(inf.get_reflector().stats()); });
-    return p.get_future().get();
-  };
-  {
-    std::promise<kube::error_code> synced;
-    inf.async_wait_for_sync([&](kube::error_code ec) { synced.set_value(ec); });
-    auto f = synced.get_future();
-    REQUIRE(f.wait_for(30s) == std::future_status::ready);
-    REQUIRE_FALSE(f.get());
-  }
+  auto stats = [&] { return kube_test::reflector_stats_of(inf); };
+  kube_test::require_synced(inf);
   const auto lister = inf.make_lister();
   REQUIRE(converges(lister, ns, 30s));
   const auto before = stats();

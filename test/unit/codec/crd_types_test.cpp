@@ -1,5 +1,7 @@
 // Types generated from test/data/crd/widgets.yaml by kube_add_crd_types.
 
+#include <kube/codec/codec.hpp>
+#include <kube/codec/json_reader.hpp>
 #include <kube/test/widgets.hpp>
 
 #include <catch2/catch.hpp>
@@ -49,4 +51,17 @@ TEST_CASE("CRD types decode, keep unknown fields, and encode back", "[codegen]")
   CHECK(out.find(R"("template":{"any":["thing",1]})") != std::string::npos);
   CHECK_THROWS_WITH(kube::from_json<Widget>(R"({"spec":{"size":"big"}})"),
                     ".spec.size: expected a 32-bit integer, got a string");
+}
+
+TEST_CASE("a number too large for a double is a decode error, in both decoders", "[codegen]") {
+  // Boost.JSON reads 1E400 as infinity and writes it back as `Infinity`,
+  // which is not JSON; Go's encoding/json refuses the number. So do we.
+  const std::string text = R"({"spec":{"template":{"d":[1E400]}}})";
+  CHECK_THROWS_WITH(kube::from_json<Widget>(text), Catch::Contains("exponent"));
+  Widget w;
+  CHECK_THROWS_AS(kube::codec::read_text(text, &kube::codec::read_erased<Widget>, &w), kube::decode_error);
+  CHECK_THROWS_AS(kube::raw_json::parse("[-1E400]"), std::invalid_argument);
+  // Large but finite numbers stay.
+  const auto ok = kube::from_json<Widget>(R"({"spec":{"template":{"d":[1E300]}}})");
+  CHECK_NOTHROW(kube::from_json<Widget>(kube::to_json(ok)));
 }

@@ -55,6 +55,9 @@ TEST_CASE("int_or_string scales percentages like client-go", "[codegen]") {
   CHECK(kube::int_or_string("25%").scaled_value(10, false) == 2);
   CHECK_FALSE(kube::int_or_string("25").scaled_value(10, false));
   CHECK_FALSE(kube::int_or_string("x%").scaled_value(10, false));
+  // Found by fuzzing: a result beyond 64 bits is no value, not undefined behaviour.
+  CHECK_FALSE(kube::int_or_string("99999999999999%").scaled_value(std::int64_t{1} << 62, true));
+  CHECK(kube::int_or_string("100%").scaled_value(std::int64_t{1} << 62, true) == std::int64_t{1} << 62);
   CHECK(kube::int_or_string("http").to_string() == "http");
   CHECK(kube::int_or_string(8080).to_string() == "8080");
 }

@@ -55,7 +55,8 @@ public:
   [[nodiscard]] std::string to_string() const;
 
   /// client-go's GetScaledValueFromIntOrPercent: an integer as is, "25%" of
-  /// `total` rounded up or down; nullopt for any other string.
+  /// `total` rounded up or down; nullopt for any other string, and when the
+  /// result does not fit in 64 bits.
   [[nodiscard]] std::optional<std::int64_t> scaled_value(std::int64_t total, bool round_up) const;
 
   friend bool operator==(const int_or_string& a, const int_or_string& b) noexcept {

@@ -200,16 +200,7 @@ func (s *supervisor) startEtcd() error {
 	s.st.EtcdPid = cmd.Process.Pid
 	go func() { _ = cmd.Wait(); log.Printf("etcd exited: %v", cmd.ProcessState) }()
 	return s.waitFor("etcd /health", func() error {
-		resp, err := http.Get(s.st.EtcdURL + "/health")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"health":"true"`)) {
-			return fmt.Errorf("status %d: %s", resp.StatusCode, body)
-		}
-		return nil
+		return getContains(s.st.EtcdURL+"/health", `"health":"true"`)
 	}, func() bool { return cmd.ProcessState != nil })
 }
 
@@ -397,17 +388,22 @@ func (s *supervisor) startToxiproxy() error {
 	s.st.ToxiproxyPid = cmd.Process.Pid
 	go func() { _ = cmd.Wait(); log.Printf("toxiproxy-server exited: %v", cmd.ProcessState) }()
 	return s.waitFor("toxiproxy proxy apiserver", func() error {
-		resp, err := http.Get(s.st.ToxiproxyAPI + "/proxies/apiserver")
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"enabled":true`)) {
-			return fmt.Errorf("status %d: %s", resp.StatusCode, body)
-		}
-		return nil
+		return getContains(s.st.ToxiproxyAPI+"/proxies/apiserver", `"enabled":true`)
 	}, func() bool { return cmd.ProcessState != nil })
+}
+
+// getContains is nil when GET url answers 200 with `want` in its body.
+func getContains(url, want string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(want)) {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	return nil
 }
 
 func (s *supervisor) teardown() {
