@@ -33,23 +33,6 @@ void kcluster(const std::string& command) {
   REQUIRE(sh(env.at("KUBE_TEST_KCLUSTER") + " " + command + " --dir " + env.at("KUBE_TEST_CLUSTER_DIR")) == 0);
 }
 
-// Runs `op` until the apiserver accepts it; a retry after a lost answer may
-// find the work done (already exists, not found).
-template <class Op>
-asio::awaitable<void> retry(Op op) {
-  for (int i = 0; i < 300; ++i) {
-    try {
-      co_await op();
-      co_return;
-    } catch (const kube::error& e) {
-      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found) co_return;
-    }
-    asio::steady_timer t(co_await asio::this_coro::executor, 100ms);
-    co_await t.async_wait(asio::use_awaitable);
-  }
-  throw std::runtime_error("churn op never succeeded");
-}
-
 // One round of churn on round-specific names: n creates, n/2 updates of this
 // round's objects, n/4 deletes of the previous round's.
 void churn_round(const std::string& ns, int round, int n, std::atomic<int>& done) {
@@ -58,17 +41,18 @@ void churn_round(const std::string& ns, int round, int n, std::atomic<int>& done
     const auto name = [&](int r, int i) { return "r" + std::to_string(r) + "-" + std::to_string(i); };
     for (int i = 0; i < n; ++i) {
       const auto cm = configmap(ns, name(round, i), "0");
-      co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_create(cm); });
+      co_await kube_test::retry_until_applied([&]() -> asio::awaitable<void> { co_await cms.async_create(cm); });
       ++done;
     }
     for (int i = 0; i < n / 2; ++i) {
-      co_await retry([&]() -> asio::awaitable<void> {
+      co_await kube_test::retry_until_applied([&]() -> asio::awaitable<void> {
         co_await cms.async_patch(name(round, i), kube::patch_type::merge, R"({"data":{"v":"1"}})");
       });
       ++done;
     }
     for (int i = 0; round > 0 && i < n / 4; ++i) {
-      co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_delete(name(round - 1, i)); });
+      co_await kube_test::retry_until_applied(
+          [&]() -> asio::awaitable<void> { co_await cms.async_delete(name(round - 1, i)); });
       ++done;
     }
   });

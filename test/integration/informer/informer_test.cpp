@@ -109,23 +109,6 @@ struct joiner {
   }
 };
 
-// Runs `op` until it succeeds (the apiserver may be restarting).
-template <class Op>
-asio::awaitable<void> retry(Op op) {
-  for (int i = 0; i < 200; ++i) {
-    try {
-      co_await op();
-      co_return;
-    } catch (const kube::error& e) {
-      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found)
-        co_return;  // a retry after a lost answer
-    }
-    asio::steady_timer t(co_await asio::this_coro::executor, 200ms);
-    co_await t.async_wait(asio::use_awaitable);
-  }
-  throw std::runtime_error("churn op never succeeded");
-}
-
 }  // namespace
 
 TEST_CASE("informer converges after concurrent churn across apiserver restarts, sees missed deletes as tombstones, "
@@ -184,19 +167,20 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
         [&]() -> asio::awaitable<void> {
           for (int i = 0; i < 800; ++i) {  // 800 creates
             const auto cm = configmap(ns, "c-" + std::to_string(i), "0");
-            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_create(cm); });
+            co_await kube_test::retry_until_applied([&]() -> asio::awaitable<void> { co_await cms.async_create(cm); });
             ++cpp_ops;
           }
           for (int i = 0; i < 500; ++i) {  // 500 updates
             const auto name = "c-" + std::to_string(i);
             const std::string body = R"({"data":{"v":")" + std::to_string(i + 1) + R"("}})";
-            co_await retry(
+            co_await kube_test::retry_until_applied(
                 [&]() -> asio::awaitable<void> { co_await cms.async_patch(name, kube::patch_type::merge, body); });
             ++cpp_ops;
           }
           for (int i = 500; i < 800; ++i) {  // 300 deletes
             const auto name = "c-" + std::to_string(i);
-            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
+            co_await kube_test::retry_until_applied(
+                [&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
             ++cpp_ops;
           }
         },
@@ -251,12 +235,13 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
         [&]() -> asio::awaitable<void> {
           for (int i = 0; i < 50; ++i) {
             const auto name = "c-" + std::to_string(i);
-            co_await retry([&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
+            co_await kube_test::retry_until_applied(
+                [&]() -> asio::awaitable<void> { co_await cms.async_delete(name); });
             missed.insert(name);
           }
           for (int i = 50; i < 70; ++i) {
             const auto name = "c-" + std::to_string(i);
-            co_await retry([&]() -> asio::awaitable<void> {
+            co_await kube_test::retry_until_applied([&]() -> asio::awaitable<void> {
               co_await cms.async_patch(name, kube::patch_type::merge, R"({"data":{"v":"outage"}})");
             });
           }

@@ -4,14 +4,20 @@
 // thread and look at it from the test's thread.
 
 #include <kube/error.hpp>
+#include <kube/exception.hpp>
 #include <kube/informer/reflector.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <future>
+#include <stdexcept>
 
 namespace kube_test {
 
@@ -32,6 +38,25 @@ void require_synced(Syncable& s, std::chrono::seconds limit = std::chrono::secon
   auto f = synced.get_future();
   REQUIRE(f.wait_for(limit) == std::future_status::ready);
   REQUIRE_FALSE(f.get());
+}
+
+/// Runs the write `op` (a coroutine) until the apiserver takes it, for churn
+/// across apiserver restarts: every 200 ms, for at most a minute. A retry
+/// after a lost answer may find the work done (already exists, not found),
+/// which counts as done.
+template <class Op>
+boost::asio::awaitable<void> retry_until_applied(Op op) {
+  for (int i = 0; i < 300; ++i) {
+    try {
+      co_await op();
+      co_return;
+    } catch (const kube::error& e) {
+      if (e.code() == kube::api_errc::already_exists || e.code() == kube::api_errc::not_found) co_return;
+    }
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(200));
+    co_await t.async_wait(boost::asio::use_awaitable);
+  }
+  throw std::runtime_error("a churn write never succeeded");
 }
 
 }  // namespace kube_test
