@@ -64,6 +64,7 @@ for n in "${names[@]}"; do
   fi
 done
 names=("${kept[@]}")
+((${#targets[@]} > 0)) || exit 0
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 ((build_only == 0)) || exit 0
 
