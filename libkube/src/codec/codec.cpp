@@ -331,15 +331,9 @@ boost::json::parse_options json_parse_options() noexcept {
   return opt;
 }
 
-boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp) {
-  auto v = boost::json::parse(text, ec, std::move(sp), json_parse_options());
-  if (!ec && json_has_non_finite(v)) {
-    ec = boost::json::error::exponent_overflow;
-    return {};
-  }
-  return v;
-}
+namespace {
 
+// Whether `root` holds a non-finite double anywhere (see parse_json).
 bool json_has_non_finite(const boost::json::value& root) {
   // Iterative: the nesting may be as deep as codec::max_json_depth.
   std::vector<const boost::json::value*> todo{&root};
@@ -355,6 +349,20 @@ bool json_has_non_finite(const boost::json::value& root) {
     }
   }
   return false;
+}
+
+}  // namespace
+
+boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp,
+                              std::size_t max_depth) {
+  auto opt = json_parse_options();
+  opt.max_depth = max_depth;
+  auto v = boost::json::parse(text, ec, std::move(sp), opt);
+  if (!ec && json_has_non_finite(v)) {
+    ec = boost::json::error::exponent_overflow;
+    return {};
+  }
+  return v;
 }
 
 bool json_too_deep(std::string_view text) noexcept {

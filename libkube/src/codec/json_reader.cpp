@@ -360,10 +360,8 @@ json::value json_reader::value(json::storage_ptr sp) {
   }
   const auto text = skip();
   boost::system::error_code ec;
-  json::parse_options opt;
-  opt.max_depth = max_depth - depth_;  // the limit is the whole text's, not this value's
-  auto v = json::parse(text, ec, std::move(sp), opt);
-  if (!ec && kube::detail::json_has_non_finite(v)) ec = json::error::exponent_overflow;  // as parse_json
+  // The limit is the whole text's, not this value's.
+  auto v = kube::detail::parse_json(text, ec, std::move(sp), max_depth - depth_);
   if (ec) {
     p_ = text.data();  // report where the value starts
     syntax(ec.message());

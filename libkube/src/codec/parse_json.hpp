@@ -19,14 +19,13 @@ namespace kube::detail {
 /// that parse_json cannot serve (a stream_parser).
 boost::json::parse_options json_parse_options() noexcept;
 
-/// boost::json::parse limited to codec::max_json_depth levels. A number
-/// too large for a double (1E400) is an error (exponent_overflow), as in
-/// Go's encoding/json: Boost.JSON would read it as infinity and write it
+/// boost::json::parse limited to `max_depth` levels (codec::max_json_depth;
+/// less for a value inside a text whose outer levels were already read). A
+/// number too large for a double (1E400) is an error (exponent_overflow), as
+/// in Go's encoding/json: Boost.JSON would read it as infinity and write it
 /// back as `Infinity`, which is not JSON.
-boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {});
-
-/// True when `v` holds a non-finite double anywhere (see parse_json).
-bool json_has_non_finite(const boost::json::value& v);
+boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {},
+                              std::size_t max_depth = codec::max_json_depth);
 
 /// True when a valid JSON text nests objects and arrays deeper than
 /// codec::max_json_depth (strings are skipped; a linear scan, no DOM).

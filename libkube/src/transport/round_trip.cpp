@@ -114,12 +114,10 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     }
   };
   http::response_parser<http::string_body> parser;
-  const std::size_t max_body = settings.max_response_body;
-  if (max_body == 0) {
-    parser.body_limit(boost::none);
-  } else {
-    parser.body_limit(max_body);
-  }
+  // 0 in the settings: no limit.
+  const std::size_t max_body =
+      settings.max_response_body == 0 ? std::numeric_limits<std::size_t>::max() : settings.max_response_body;
+  parser.body_limit(max_body);
   std::size_t written = 0;
   auto io = [&]<class Stream>(Stream& s) -> asio::awaitable<error_code> {
     arm();
@@ -180,8 +178,8 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     }
     std::string plain;
     std::string why;
-    if (!detail::gunzip(r.value.body, plain, why, max_body == 0 ? std::numeric_limits<std::size_t>::max() : max_body)) {
-      r.ec = plain.size() > max_body && max_body != 0 ? client_errc::response_too_large : client_errc::protocol_error;
+    if (!detail::gunzip(r.value.body, plain, why, max_body)) {
+      r.ec = plain.size() > max_body ? client_errc::response_too_large : client_errc::protocol_error;
       r.diag.set_client_message(req.describe() + ": the gzip-encoded response body (" +
                                 std::to_string(r.value.body.size()) + " bytes) does not decode: " + why);
       co_return r;

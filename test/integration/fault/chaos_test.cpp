@@ -106,15 +106,7 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
   asio::cancellation_signal stop;
   inf.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
   std::thread runner([&] { io.run(); });
-  struct joiner {
-    std::thread& t;
-    asio::io_context& io;
-    asio::cancellation_signal& s;
-    ~joiner() {
-      asio::post(io, [this] { s.emit(asio::cancellation_type::terminal); });
-      t.join();
-    }
-  } join{runner, io, stop};
+  kube_test::joiner join{runner, io, stop};
   auto stats = [&] { return kube_test::reflector_stats_of(inf); };
   kube_test::require_synced(inf);
   const auto lister = inf.make_lister();

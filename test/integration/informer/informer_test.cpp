@@ -97,18 +97,6 @@ kube::unstructured configmap(const std::string& ns, const std::string& name, con
   return u;
 }
 
-// Stops an informer running on its own thread (terminal cancellation posted
-// to its io_context) and joins the thread, whatever way the test leaves.
-struct joiner {
-  std::thread& t;
-  asio::io_context& io;
-  asio::cancellation_signal& s;
-  ~joiner() {
-    asio::post(io, [this] { s.emit(asio::cancellation_type::terminal); });
-    t.join();
-  }
-};
-
 }  // namespace
 
 TEST_CASE("informer converges after concurrent churn across apiserver restarts, sees missed deletes as tombstones, "
@@ -150,7 +138,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
   std::atomic<bool> inf_done{false};
   factory.async_run(asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code) { inf_done = true; }));
   std::thread inf_thread([&] { inf_io.run(); });
-  joiner join_inf{inf_thread, inf_io, stop};
+  kube_test::joiner join_inf{inf_thread, inf_io, stop};
 
   kube_test::require_synced(factory);
   REQUIRE(factory.has_synced());
@@ -298,7 +286,7 @@ TEST_CASE("an informer whose apiserver is paused finds its silent watch and catc
   asio::cancellation_signal stop;
   inf.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
   std::thread runner([&] { io.run(); });
-  joiner join{runner, io, stop};
+  kube_test::joiner join{runner, io, stop};
   auto stats = [&] { return kube_test::reflector_stats_of(inf); };
   kube_test::require_synced(inf);
   const auto lister = inf.make_lister();

@@ -8,6 +8,8 @@
 #include <kube/informer/reflector.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -18,8 +20,22 @@
 #include <chrono>
 #include <future>
 #include <stdexcept>
+#include <thread>
 
 namespace kube_test {
+
+/// Stops an informer running on its own thread (terminal cancellation
+/// posted to its io_context) and joins the thread, whatever way the test
+/// leaves.
+struct joiner {
+  std::thread& t;
+  boost::asio::io_context& io;
+  boost::asio::cancellation_signal& s;
+  ~joiner() {
+    boost::asio::post(io, [this] { s.emit(boost::asio::cancellation_type::terminal); });
+    t.join();
+  }
+};
 
 /// The reflector's counters of `inf`, read on the informer's strand.
 template <class Informer>
