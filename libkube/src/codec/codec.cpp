@@ -331,9 +331,6 @@ boost::json::parse_options json_parse_options() noexcept {
   return opt;
 }
 
-namespace {
-
-// Whether `root` holds a non-finite double anywhere (see parse_json).
 bool json_has_non_finite(const boost::json::value& root) {
   // Iterative: the nesting may be as deep as codec::max_json_depth.
   std::vector<const boost::json::value*> todo{&root};
@@ -350,8 +347,6 @@ bool json_has_non_finite(const boost::json::value& root) {
   }
   return false;
 }
-
-}  // namespace
 
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp,
                               std::size_t max_depth) {

@@ -27,6 +27,10 @@ boost::json::parse_options json_parse_options() noexcept;
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {},
                               std::size_t max_depth = codec::max_json_depth);
 
+/// True when `v` holds, at any depth, a number too large for a double
+/// (what parse_json refuses; for DOMs a stream_parser built).
+bool json_has_non_finite(const boost::json::value& v);
+
 /// True when a valid JSON text nests objects and arrays deeper than
 /// codec::max_json_depth (strings are skipped; a linear scan, no DOM).
 bool json_too_deep(std::string_view text) noexcept;

@@ -47,6 +47,7 @@ public:
       return fail("", "not valid JSON (byte offset " + std::to_string(n) + " of " + std::to_string(body.size()) +
                           "): " + ec.message());
     json::value v = p.release();
+    if (detail::json_has_non_finite(v)) return fail("", "a number too large for a double");
     if (!v.is_object()) return fail("", std::string("expected a JSON object, got ") + type_name(v));
     out = std::move(v.as_object());
     return {};

@@ -1,5 +1,6 @@
 #include <kube/detail/watch_decoder.hpp>
 
+#include "codec/parse_json.hpp"
 #include "watch/json_grammar.hpp"
 
 #include <kube/codec/json_reader.hpp>
@@ -356,6 +357,8 @@ struct watch_decoder::impl {
       json::value* object = envelope.if_contains("object");
       std::optional<watch_event_type> t;
       if (auto e = check_envelope(envelope.if_contains("type"), object, in, t)) return e;
+      if (detail::json_has_non_finite(*object))
+        return fail(event_start, "watch event \"object\" holds a number too large for a double", in, event_head());
       // Move construction keeps the arena: no copy of the object.
       queue.push_back(watch_event{*t, std::move(object->get_object()), {}, {}, nullptr});
     }

@@ -169,6 +169,11 @@ TEST_CASE("malformed JSON is a decode error with the byte offset", "[discovery][
   CHECK_THAT(m, Catch::Contains("/apis") && Catch::Contains("not valid JSON") && Catch::Contains("byte offset"));
 }
 
+TEST_CASE("a number too large for a double is a decode error, not infinity", "[discovery][errors]") {
+  const auto m = decode_error_message(R"({"kind":"APIGroupDiscoveryList","items":[],"x":1E400})");
+  CHECK_THAT(m, Catch::Contains("/apis") && Catch::Contains("a number too large for a double"));
+}
+
 TEST_CASE("a legacy document where aggregated was expected names both kinds", "[discovery][errors]") {
   const auto m = decode_error_message(read_data("legacy/apis.json"));
   CHECK_THAT(m, Catch::Contains("kind") && Catch::Contains("APIGroupDiscoveryList") && Catch::Contains("APIGroupList"));

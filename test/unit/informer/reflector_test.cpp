@@ -117,12 +117,12 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff - u
   t.drain();
   REQUIRE(t.errors.size() == 1);
   CHECK(t.errors[0].first == api_errc::expired);
-  CHECK(t.retries[0] == std::pair{1200ms, true});  // the hook is told the wait and the relist
+  CHECK(t.retries[0] == std::pair{400ms, true});  // the hook is told the wait and the relist
   REQUIRE(t.clk->pending() == 1);
-  CHECK(t.clk->next_wake_in() == 1200ms);  // 800 ms * (1 + jitter 1.0 * 0.5)
+  CHECK(t.clk->next_wake_in() == 400ms);  // after a 410: 800 ms * random 0.5, in [0, d)
   CHECK(t.lw->list_calls().size() == 1);
 
-  t.clk->advance(1200ms);
+  t.clk->advance(400ms);
   t.poll();
   REQUIRE(t.lw->list_calls().size() == 2);
   CHECK(t.lw->list_calls()[1].resource_version == "12");  // the last synced version
@@ -238,6 +238,34 @@ TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2
   t.poll();
   REQUIRE(t.clk->pending() == 1);
   CHECK(t.clk->next_wake_in() == 1200ms);  // back to the start
+}
+
+TEST_CASE("reflector: after an outage, the relist a 410 asks for waits up to d, not the grown d to 2d",
+          "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({}, "10");
+  t.poll();
+  // The server is unreachable: the watch is retried, the backoff grows.
+  for (int i = 0; i < 7; ++i) {
+    t.lw->push_watch_error(boost::asio::error::connection_refused, "refused");
+    t.poll();
+    REQUIRE(t.clk->pending() == 1);
+    t.clk->advance(t.clk->next_wake_in());
+  }
+  // 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30 s, each * 1.5
+  CHECK(t.retries.back() == std::pair{45000ms, false});
+  // Back, with a fresh watch cache: 410 for the old version.
+  t.lw->push_watch_error(api_errc::expired, "too old resource version");
+  t.poll();
+  CHECK(t.retries.back() == std::pair{15000ms, true});  // 30 s * random 0.5: in [0, 30 s), client-go [30 s, 60 s)
+  CHECK(t.clk->next_wake_in() == 15000ms);
+  t.clk->advance(15000ms);
+  t.poll();
+  CHECK(t.lw->list_calls().size() == 2);
+  // The backoff itself went on: a later failure waits the grown delay.
+  t.lw->push_list_error(api_errc::internal_error, "still warming up");
+  t.poll();
+  CHECK(t.clk->next_wake_in() == 45000ms);
 }
 
 TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {

@@ -272,8 +272,8 @@ TEST_CASE("informer: unchanged resourceVersions reach only handlers whose resync
           "[informer][shared_informer]") {
   informer_rig t;
   recorder fast, never;
-  auto r1 = t.inf->add_handler(fast.handler(), std::chrono::seconds(10));
-  auto r2 = t.inf->add_handler(never.handler(), std::chrono::milliseconds(0));
+  auto r1 = t.inf->add_handler(fast.handler(), {.resync = std::chrono::seconds(10)});
+  auto r2 = t.inf->add_handler(never.handler(), {.resync = std::chrono::milliseconds(0)});
   t.start();
   CHECK(t.inf->resync_check_period() == std::chrono::seconds(10));
   t.lw->push_list({obj("a", "1")}, "10");

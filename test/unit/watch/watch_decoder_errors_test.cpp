@@ -184,6 +184,7 @@ TEST_CASE("unknown, missing or mistyped envelope fields fail at the event's offs
       {R"({"type":"ADDED","object":"x"})", "is a string, not an object"},
       {R"({"type":"ADDED","object":null})", "is null, not an object"},
       {R"({"type":"ADDED","object":3.5})", "is a scalar, not an object"},
+      {R"({"type":"ADDED","object":{"n":[1E400]}})", "holds a number too large for a double"},
   };
   for (const auto& c : cases) {
     INFO(c.line);

@@ -277,14 +277,9 @@ private:
     }
     auto reg = inf->add_handler(std::move(h));
     tracked t;
-    t.wait_synced = [inf, reg]() -> boost::asio::awaitable<void> {
-      co_await inf->async_wait_for_sync(boost::asio::use_awaitable);
-      // add_handler posted the handler's registration (and its replay of
-      // the cache) to the informer's strand before this, so it has run once
-      // a later post to that strand has: no timer, no polling.
-      while (!reg->has_synced()) {
-        co_await boost::asio::post(inf->get_executor(), boost::asio::use_awaitable);
-      }
+    t.wait_synced = [reg]() -> boost::asio::awaitable<void> {
+      // The handler has run for every object of the informer's first list.
+      co_await reg->async_wait_for_sync(boost::asio::use_awaitable);
     };
     tracked_.push_back(std::move(t));
   }

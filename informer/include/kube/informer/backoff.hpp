@@ -13,7 +13,8 @@ namespace kube::informer {
 /// The Reflector's retry delays (client-go reflector.go defaults): 800 ms,
 /// doubling up to 30 s, each delay stretched by a random factor in
 /// [1, 1 + jitter) (so [30 s, 60 s) at the cap), and back to 800 ms once no
-/// delay was taken for `reset_after` (2 min of health).
+/// delay was taken for `reset_after` (2 min of health). The relist after a
+/// 410 waits next_spread() instead (see there).
 struct backoff_params {
   clock::duration initial = std::chrono::milliseconds(800);
   clock::duration max = std::chrono::seconds(30);
@@ -38,6 +39,22 @@ public:
     }
     last_ = now;
     return std::chrono::duration_cast<clock::duration>(b_.step(std::clamp(random01, 0.0, 1.0)));
+  }
+
+  /// The next delay after the server answered with a failure that needs a
+  /// relist (410): drawn from [0, d) rather than next()'s [d, d + jitter * d),
+  /// where d is the un-jittered step; the state advances as next()'s does.
+  /// The window is as wide as client-go's (at jitter 1.0), so a fleet that
+  /// hears the same answer relists at the same rate, only without first
+  /// sitting out a delay grown while the server was unreachable.
+  clock::duration next_spread(clock::time_point now, double random01) {
+    if (last_ && now - *last_ > p_.reset_after) {
+      b_ = fresh();
+    }
+    last_ = now;
+    const auto d = b_.duration;
+    (void)b_.step(0.0);
+    return std::chrono::duration_cast<clock::duration>(d * std::clamp(random01, 0.0, 1.0));
   }
 
   [[nodiscard]] const backoff_params& params() const noexcept { return p_; }

@@ -111,7 +111,8 @@ struct reflector_stats {
 ///   (410 expired -> relist), malformed events and objects of the wrong
 ///   kind; the cache keeps its content until the relist replaces it.
 /// - Backoff: see backoff_params (800 ms -> 30 s, jitter, reset after 2 min
-///   without a delay). A delay is taken between every two cycles.
+///   without a delay). A delay is taken between every two cycles; after a
+///   410 it is drawn from [0, d) instead of [d, 2d) (backoff::next_spread).
 /// - Streaming list (`streaming_list`): a watch with sendInitialEvents=true,
 ///   resourceVersionMatch=NotOlderThan; events are collected in a temporary
 ///   store and handed to the FIFO as one replace when the bookmark annotated
@@ -159,7 +160,9 @@ public:
     for (;;) {
       auto f = co_await list_and_watch();
       co_await throw_if_cancelled();
-      const auto delay = next_delay();
+      // A 410 is the server's answer: it is up again after an outage, or
+      // compacted. Its relist waits a spread delay (backoff::next_spread).
+      const auto delay = is_resource_expired(f.ec) ? backoff_.next_spread(o_.clk->now(), o_.random()) : next_delay();
       if (f.ec) {
         report(f.ec, f.diag, delay, true);
       }

@@ -25,8 +25,11 @@
 #include <chrono>
 #include <concepts>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,9 +60,10 @@ const std::shared_ptr<const T>& object_of(const deleted_object<T>& d) {
 }
 
 /// Notification callbacks (client-go's ResourceEventHandlerFuncs); any may
-/// be empty. They run on the informer's strand, one notification at a
-/// time, in order; they must not block (hand work to a workqueue).
-/// Exceptions they throw are swallowed (and do not stop the informer).
+/// be empty. Each handler has its own queue and runs on its own strand
+/// (handler_params::executor), one notification at a time, in order; a slow
+/// handler delays only itself, never the cache or the other handlers.
+/// Exceptions they throw are logged and counted (the informer goes on).
 template <class T>
 struct event_handler {
   std::function<void(const std::shared_ptr<const T>& obj, bool is_initial_list)> on_add;
@@ -67,30 +71,81 @@ struct event_handler {
   std::function<void(const deleted_object<T>& obj)> on_delete;
 };
 
+/// How one handler is added (shared_index_informer::add_handler).
+struct handler_params {
+  /// Resync period (zero: none); default: informer_params::default_resync.
+  std::optional<std::chrono::milliseconds> resync = {};
+  /// Where the handler runs, on a strand of its own; default: the executor
+  /// the informer was given. Give a handler that blocks another executor
+  /// (a thread_pool's) so that it holds up no thread the SDK runs on.
+  boost::asio::any_io_executor executor = {};
+};
+
+/// A handler's queue grew to informer_params::handler_backlog_warning
+/// notifications (see on_handler_backlog).
+struct handler_backlog {
+  std::uint64_t handler_id = 0;
+  std::size_t pending = 0;
+};
+
 template <class T>
 class shared_index_informer;
 
-/// The handle of one added handler: its own has_synced, and the key to
-/// remove it. Thread-safe.
-class handler_registration {
+/// The handle of one added handler: its sync state, its queue's length,
+/// and the key to remove it. Thread-safe.
+class handler_registration : public std::enable_shared_from_this<handler_registration> {
 public:
-  /// True once the informer has synced and this handler has received the
-  /// cache's content (late handlers: after their replay of the cache).
-  [[nodiscard]] bool has_synced() const noexcept {
-    return replayed_.load(std::memory_order_acquire) && informer_synced_->load(std::memory_order_acquire);
-  }
-  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
-
-  handler_registration(std::uint64_t id, std::shared_ptr<const std::atomic<bool>> informer_synced)
+  handler_registration(std::uint64_t id, boost::asio::any_io_executor strand)
       : id_(id),
-        informer_synced_(std::move(informer_synced)) {}
+        strand_(std::move(strand)),
+        sync_cv_(strand_, boost::asio::steady_timer::time_point::max()) {}
+
+  /// True once this handler has run for every object of the informer's
+  /// first list (late handlers: for every object in the cache when they
+  /// were added). client-go's ResourceEventHandlerRegistration.HasSynced.
+  [[nodiscard]] bool has_synced() const noexcept { return synced_.load(std::memory_order_acquire); }
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  /// Notifications queued for this handler and not yet delivered.
+  [[nodiscard]] std::size_t pending() const noexcept { return pending_.load(std::memory_order_relaxed); }
+  /// The longest this handler's queue has been.
+  [[nodiscard]] std::size_t max_pending() const noexcept { return max_pending_.load(std::memory_order_relaxed); }
+  /// The strand the handler runs on.
+  [[nodiscard]] const boost::asio::any_io_executor& get_executor() const noexcept { return strand_; }
+
+  /// Completes (void(error_code)) once has_synced(); operation_aborted if
+  /// cancelled first.
+  template <class Token = kube::use_awaitable_t>
+  auto async_wait_for_sync(Token&& token = {}) {
+    return kube::detail::async_spawn(
+        strand_, [self = shared_from_this()] { return self->wait_for_sync(); }, std::forward<Token>(token));
+  }
 
 private:
   template <class>
   friend class shared_index_informer;
+
+  boost::asio::awaitable<void> wait_for_sync() {
+    while (!has_synced()) {
+      auto [ec] = co_await sync_cv_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      (void)ec;  // cancelled by mark_synced, or our own cancellation (checked below)
+      auto cs = co_await boost::asio::this_coro::cancellation_state;
+      if (cs.cancelled() != boost::asio::cancellation_type::none) {
+        throw boost::system::system_error(boost::asio::error::operation_aborted);
+      }
+    }
+  }
+  void mark_synced() {  // on strand_
+    synced_.store(true, std::memory_order_release);
+    sync_cv_.cancel();
+  }
+
   std::uint64_t id_;
-  std::shared_ptr<const std::atomic<bool>> informer_synced_;
-  std::atomic<bool> replayed_{false};
+  boost::asio::any_io_executor strand_;
+  boost::asio::steady_timer sync_cv_;  // strand_ only
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> removed_{false};
+  std::atomic<std::size_t> pending_{0};
+  std::atomic<std::size_t> max_pending_{0};
 };
 
 template <class T>
@@ -104,10 +159,16 @@ struct informer_params {
   transform_func<T> transform = {};
   /// Called with every failed list or watch attempt (see watch_failure).
   watch_error_handler on_watch_error = {};
-  /// Where an exception thrown by an event handler is logged (at error,
-  /// with the informer's name and the exception's message); default:
-  /// stderr. See handler_errors().
+  /// Where an exception thrown by an event handler, and a handler's
+  /// backlog, are logged (with the informer's name); default: stderr. See
+  /// handler_errors().
   kube::logger log = {};
+  /// A handler's queue has no bound (nothing is ever dropped, the informer
+  /// never waits for a handler, as client-go's processorListener). When it
+  /// reaches this many notifications, on_handler_backlog is called (else a
+  /// warning is logged), again only after the queue was emptied. 0: never.
+  std::size_t handler_backlog_warning = 1024;
+  std::function<void(const handler_backlog&)> on_handler_backlog = {};
   /// Extra indexes (the namespace index is built in).
   index_funcs<T> indexers = {};
   key_func<T> key = default_key_func<T>();
@@ -118,12 +179,13 @@ struct informer_params {
 };
 
 /// client-go's SharedIndexInformer: a Reflector feeding a DeltaFIFO, a
-/// processor coroutine applying the deltas to an Indexer and telling every
-/// handler, and a resync timer.
+/// processor coroutine applying the deltas to an Indexer and queueing a
+/// notification for every handler, and a resync timer.
 ///
-/// Data flow (all on one strand of the given executor):
+/// Data flow (on one strand of the given executor):
 ///   lister_watcher -> reflector (coroutine) -> delta_fifo -> processor
-///   (coroutine) -> indexer (cache) + handlers
+///   (coroutine) -> indexer (cache) -> one queue per handler
+/// and each handler's queue is emptied on that handler's own strand.
 ///
 /// Rules (as client-go's shared_informer.go):
 /// - Handlers may be added and removed at any time, from any thread. A
@@ -138,7 +200,11 @@ struct informer_params {
 ///   the check period are raised to it.
 /// - Deletes reach on_delete with the object, or with a
 ///   deleted_final_state_unknown tombstone after a relist.
-/// - has_synced() once the first list is in the cache and was delivered.
+/// - has_synced() once the first list is in the cache; a handler's
+///   registration has_synced() once that handler has run for all of it.
+/// - A handler may run after the cache moved on (it sees the object of
+///   its notification, the lister the newest). When async_run ends, the
+///   notifications not yet delivered are dropped (as client-go's).
 ///
 /// Threading: everything mutable lives on the informer's strand; from
 /// other threads use add_handler/remove_handler (posted to the strand),
@@ -154,27 +220,32 @@ public:
 
   shared_index_informer(boost::asio::any_io_executor ex, std::shared_ptr<lister_watcher<T>> lw,
                         informer_params<T> options = {})
-      : strand_(kube::make_strand_executor(ex)),
+      : base_(std::move(ex)),
+        strand_(kube::make_strand_executor(base_)),
         o_(std::move(options)),
         cache_(std::make_shared<indexer<T>>(o_.key, std::move(o_.indexers))),
         fifo_(o_.key, cache_.get()),
         reflector_(std::move(lw), fifo_, reflector_opts()),
         clk_(reflector_.options().clk),
         sync_cv_(strand_, boost::asio::steady_timer::time_point::max()),
-        check_period_(o_.default_resync) {}
+        check_period_(o_.default_resync),
+        delivery_(std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog)) {}
 
   shared_index_informer(const shared_index_informer&) = delete;
   shared_index_informer& operator=(const shared_index_informer&) = delete;
+  ~shared_index_informer() {
+    for (auto& l : listeners_) {
+      l->drop_pending();
+    }
+  }
 
   [[nodiscard]] const executor_type& get_executor() const noexcept { return strand_; }
 
-  /// Adds a handler (any thread). Resync period: `resync` (zero: none),
-  /// default: informer_params::default_resync.
-  std::shared_ptr<handler_registration> add_handler(event_handler<T> h) {
-    return add_handler(std::move(h), o_.default_resync);
-  }
-  std::shared_ptr<handler_registration> add_handler(event_handler<T> h, std::chrono::milliseconds resync) {
-    auto reg = std::make_shared<handler_registration>(next_id_.fetch_add(1), synced_);
+  /// Adds a handler (any thread); see handler_params.
+  std::shared_ptr<handler_registration> add_handler(event_handler<T> h, handler_params p = {}) {
+    auto reg = std::make_shared<handler_registration>(next_id_.fetch_add(1),
+                                                      kube::make_strand_executor(p.executor ? p.executor : base_));
+    const auto resync = p.resync.value_or(o_.default_resync);
     boost::asio::post(strand_,
                       [this, alive = std::weak_ptr<const bool>(alive_), reg, h = std::move(h), resync]() mutable {
                         if (!alive.expired()) {
@@ -183,19 +254,27 @@ public:
                       });
     return reg;
   }
-  /// Removes a handler (any thread); no notification reaches it once the
-  /// strand has processed the removal.
+  /// Removes a handler (any thread): once this returns, the handler is
+  /// called no more (one notification may still be running on its strand).
   void remove_handler(const std::shared_ptr<handler_registration>& reg) {
     if (!reg) {
       return;
     }
+    reg->removed_.store(true, std::memory_order_release);
     // `alive_` guards the common case of removing a handler and then
     // destroying the informer before the strand runs this.
     boost::asio::post(strand_, [this, alive = std::weak_ptr<const bool>(alive_), id = reg->id()] {
       if (alive.expired()) {
         return;
       }
-      std::erase_if(listeners_, [id](const std::shared_ptr<listener>& l) { return l->reg->id() == id; });
+      const auto is = [id](const std::shared_ptr<listener>& l) { return l->reg->id() == id; };
+      for (auto& l : listeners_) {
+        if (is(l)) {
+          l->drop_pending();
+        }
+      }
+      std::erase_if(listeners_, is);
+      std::erase_if(syncing_, is);
     });
   }
 
@@ -216,12 +295,14 @@ public:
         strand_, [this] { return wait_for_sync(); }, std::forward<Token>(token));
   }
 
-  [[nodiscard]] bool has_synced() const noexcept { return synced_->load(std::memory_order_acquire); }
+  /// True once the first list is in the cache (the handlers may still be
+  /// running for it: see handler_registration::has_synced).
+  [[nodiscard]] bool has_synced() const noexcept { return synced_.load(std::memory_order_acquire); }
 
   /// How many notifications ended with an exception from a handler (each is
   /// logged through informer_params::log). Safe from any thread.
   [[nodiscard]] std::uint64_t handler_errors() const noexcept {
-    return handler_errors_.load(std::memory_order_relaxed);
+    return delivery_->errors.load(std::memory_order_relaxed);
   }
 
   /// The cache; safe to read from any thread.
@@ -241,11 +322,157 @@ public:
   [[nodiscard]] std::chrono::milliseconds resync_check_period() const noexcept { return check_period_; }
 
 private:
-  struct listener {
+  // What every listener shares with the informer; it outlives the informer
+  // while a delivery is queued on a handler's strand.
+  struct delivery {
+    std::string name;
+    kube::logger log;
+    std::size_t backlog_warning;
+    std::function<void(const handler_backlog&)> on_backlog;
+    std::atomic<std::uint64_t> errors{0};
+
+    delivery(std::string n, kube::logger l, std::size_t w, std::function<void(const handler_backlog&)> b)
+        : name(std::move(n)),
+          log(std::move(l)),
+          backlog_warning(w),
+          on_backlog(std::move(b)) {}
+
+    // A handler that throws loses that one notification: the exception is
+    // logged and counted, and the informer and the other handlers go on
+    // (client-go lets the panic crash the process; docs/guides/informer.md).
+    template <class F>
+    void call(F&& f) {
+      std::string what;
+      try {
+        std::forward<F>(f)();
+        return;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+        what = "an exception not derived from std::exception";
+      }
+      errors.fetch_add(1, std::memory_order_relaxed);
+      log.log(log_level::error, name + ": an event handler threw (the notification is dropped for it): " + what);
+    }
+  };
+
+  struct add_note {
+    object_ptr obj;
+    bool is_initial_list;
+  };
+  struct update_note {
+    object_ptr old_obj, new_obj;
+  };
+  struct synced_note {};  // every notification before it was delivered
+  using note = std::variant<add_note, update_note, deleted_object<T>, synced_note>;
+
+  // One handler and its queue (client-go's processorListener). The queue
+  // is filled on the informer's strand and emptied on the handler's.
+  struct listener : std::enable_shared_from_this<listener> {
+    static constexpr int batch = 64;  // notifications per turn on the strand
+
     std::shared_ptr<handler_registration> reg;
     event_handler<T> h;
-    clock::duration resync{};
-    clock::time_point next_resync{};
+    std::shared_ptr<delivery> d;
+    clock::duration resync{};         // informer strand
+    clock::time_point next_resync{};  // informer strand
+    std::mutex mu;
+    std::deque<note> q;      // mu
+    bool scheduled = false;  // mu: a drain is posted or running
+    bool warned = false;     // mu: the backlog warning was given since the queue was last empty
+
+    listener(std::shared_ptr<handler_registration> r, event_handler<T> hh, std::shared_ptr<delivery> dd,
+             clock::duration rs, clock::time_point next)
+        : reg(std::move(r)),
+          h(std::move(hh)),
+          d(std::move(dd)),
+          resync(rs),
+          next_resync(next) {}
+
+    void push(note n) {
+      if (reg->removed_.load(std::memory_order_acquire)) {
+        return;
+      }
+      bool post = false;
+      std::size_t warn_at = 0;
+      {
+        const std::lock_guard lock(mu);
+        q.push_back(std::move(n));
+        const auto size = q.size();
+        reg->pending_.store(size, std::memory_order_relaxed);
+        if (size > reg->max_pending_.load(std::memory_order_relaxed)) {
+          reg->max_pending_.store(size, std::memory_order_relaxed);
+        }
+        if (!warned && d->backlog_warning != 0 && size >= d->backlog_warning) {
+          warned = true;
+          warn_at = size;
+        }
+        post = !scheduled;
+        scheduled = true;
+      }
+      if (warn_at != 0) {
+        backlog(warn_at);
+      }
+      if (post) {
+        boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
+      }
+    }
+
+    void backlog(std::size_t pending) {
+      if (d->on_backlog) {
+        d->call([&] { d->on_backlog(handler_backlog{reg->id(), pending}); });
+      } else {
+        d->log.log(log_level::warning, d->name + ": event handler " + std::to_string(reg->id()) + " has " +
+                                           std::to_string(pending) +
+                                           " notifications waiting (it is slower than the events; none is dropped)");
+      }
+    }
+
+    void drop_pending() {
+      const std::lock_guard lock(mu);
+      q.clear();
+      reg->pending_.store(0, std::memory_order_relaxed);
+    }
+
+    // On the handler's strand.
+    void drain() {
+      for (int i = 0; i < batch; ++i) {
+        note n;
+        {
+          const std::lock_guard lock(mu);
+          if (q.empty()) {
+            scheduled = false;
+            warned = false;
+            return;
+          }
+          n = std::move(q.front());
+          q.pop_front();
+          reg->pending_.store(q.size(), std::memory_order_relaxed);
+        }
+        if (!reg->removed_.load(std::memory_order_acquire)) {
+          deliver(n);
+        }
+      }
+      boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
+    }
+
+    void deliver(const note& n) {
+      if (const auto* a = std::get_if<add_note>(&n)) {
+        if (h.on_add) {
+          d->call([&] { h.on_add(a->obj, a->is_initial_list); });
+        }
+      } else if (const auto* u = std::get_if<update_note>(&n)) {
+        if (h.on_update) {
+          d->call([&] { h.on_update(u->old_obj, u->new_obj); });
+        }
+      } else if (const auto* del = std::get_if<deleted_object<T>>(&n)) {
+        if (h.on_delete) {
+          d->call([&] { h.on_delete(*del); });
+        }
+      } else {
+        reg->mark_synced();
+      }
+    }
   };
 
   reflector_params<T> reflector_opts() {
@@ -272,32 +499,16 @@ private:
         resync = check_period_;
       }
     }
-    auto l = std::make_shared<listener>(listener{reg, std::move(h), resync, clk_->now() + resync});
+    auto l = std::make_shared<listener>(reg, std::move(h), delivery_, resync, clk_->now() + resync);
     listeners_.push_back(l);
-    if (running_ && l->h.on_add) {
+    if (running_) {
       for (auto& obj : cache_->list()) {
-        call([&] { l->h.on_add(obj, true); });
+        l->push(add_note{std::move(obj), true});
       }
     }
-    reg->replayed_.store(true, std::memory_order_release);
-  }
-
-  // A handler that throws loses that one notification: the exception is
-  // logged and counted, and the informer and the other handlers go on
-  // (client-go lets the panic crash the process; docs/guides/informer.md).
-  template <class F>
-  void call(F&& f) {
-    std::string what;
-    try {
-      std::forward<F>(f)();
-      return;
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-      what = "an exception not derived from std::exception";
+    if (has_synced()) {
+      l->push(synced_note{});
     }
-    handler_errors_.fetch_add(1, std::memory_order_relaxed);
-    o_.log.log(log_level::error, o_.name + ": an event handler threw (the notification is dropped for it): " + what);
   }
 
   boost::asio::awaitable<void> run() {
@@ -308,22 +519,39 @@ private:
     started_.store(true);
     struct reset {
       shared_index_informer* self;
-      ~reset() { self->running_ = false; }
+      ~reset() {
+        self->running_ = false;
+        for (auto& l : self->listeners_) {
+          l->drop_pending();
+        }
+      }
     } r{this};
     using namespace boost::asio::experimental::awaitable_operators;
     co_await (reflector_.run() && process_loop() && resync_loop());
   }
 
   boost::asio::awaitable<void> process_loop() {
+    // Yields the strand's thread after this many deltas in a row, so that
+    // handlers sharing the thread drain their queues during a burst (an
+    // initial list) instead of after it. Never between a pop and its
+    // processing: the reflector's replace reads the cache.
+    constexpr std::size_t turn = 64;
+    std::size_t in_turn = 0;
     for (;;) {
+      if (in_turn >= turn) {
+        in_turn = 0;
+        co_await boost::asio::post(strand_, boost::asio::use_awaitable);
+      }
       auto dl = fifo_.try_pop();
       if (!dl) {
+        in_turn = 0;
         auto [ec, popped] = co_await fifo_.async_pop(boost::asio::as_tuple(boost::asio::use_awaitable));
         if (ec) {
           throw boost::system::system_error(ec);
         }
         dl = std::move(popped);
       }
+      in_turn += dl->deltas.size();
       process(*dl);
       check_synced();
     }
@@ -356,9 +584,12 @@ private:
   }
 
   void check_synced() {
-    if (!synced_->load(std::memory_order_relaxed) && fifo_.has_synced()) {
-      synced_->store(true, std::memory_order_release);
+    if (!synced_.load(std::memory_order_relaxed) && fifo_.has_synced()) {
+      synced_.store(true, std::memory_order_release);
       sync_cv_.cancel();
+      for (auto& l : listeners_) {
+        l->push(synced_note{});
+      }
     }
   }
 
@@ -396,44 +627,32 @@ private:
         if (old) {
           cache_->update(obj);
           const bool is_sync = same_version(*old, *obj);
-          distribute(is_sync, [&](listener& l) {
-            if (l.h.on_update) {
-              l.h.on_update(old, obj);
-            }
-          });
+          distribute(is_sync, update_note{std::move(old), obj});
         } else {
           cache_->add(obj);
-          distribute(false, [&](listener& l) {
-            if (l.h.on_add) {
-              l.h.on_add(obj, dl.is_in_initial_list);
-            }
-          });
+          distribute(false, add_note{obj, dl.is_in_initial_list});
         }
         break;
       }
       case delta_type::deleted: {
         cache_->remove_by_key(dl.key);
-        distribute(false, [&](listener& l) {
-          if (l.h.on_delete) {
-            l.h.on_delete(d.object);
-          }
-        });
+        distribute(false, note(std::in_place_type<deleted_object<T>>, d.object));
         break;
       }
       }
     }
   }
 
-  template <class F>
-  void distribute(bool is_sync, F&& f) {
-    // No copy: a handler that adds or removes handlers only posts the
-    // change to this strand, so neither list changes while it is walked.
+  void distribute(bool is_sync, const note& n) {
+    // No copy of the list: add_handler and remove_handler only post their
+    // change to this strand, so it does not change while it is walked.
     for (const auto& l : is_sync ? syncing_ : listeners_) {
-      call([&] { f(*l); });
+      l->push(n);
     }
   }
 
   std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // see remove_handler
+  boost::asio::any_io_executor base_;
   executor_type strand_;
   informer_params<T> o_;
   std::shared_ptr<indexer<T>> cache_;
@@ -442,12 +661,12 @@ private:
   std::shared_ptr<const clock> clk_;
   boost::asio::steady_timer sync_cv_;
   std::chrono::milliseconds check_period_;
+  std::shared_ptr<delivery> delivery_;
   std::vector<std::shared_ptr<listener>> listeners_;
   std::vector<std::shared_ptr<listener>> syncing_;
-  std::shared_ptr<std::atomic<bool>> synced_ = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> synced_{false};
   std::atomic<bool> started_{false};
   std::atomic<std::uint64_t> next_id_{1};
-  std::atomic<std::uint64_t> handler_errors_{0};
   bool running_ = false;
 };
 
