@@ -639,11 +639,21 @@ class Emitter:
 
     def order(self, members):
         """Definition order inside one header: a struct after the structs it
-        holds by value (required fields); containers, heap_optional and boxes
-        need no order."""
+        holds, by value or in a container (clang with libstdc++ instantiates
+        std::optional<std::vector<X>>'s destructor where the member is
+        declared, so X must be complete there; g++ waits). Within a cycle
+        only by-value members (required fields) order; the others are boxed
+        or recursive containers."""
         keys = set(members)
-        deps = {k: set(r for f in self.structs[k].fields for r in f.type.refs(direct_only=True)
-                       if r in keys and f.type.kind == "ref" and f.required) for k in members}
+        held = {k: set(r for f in self.structs[k].fields for r in f.type.refs() if r in keys and r != k)
+                for k in members}
+        comp_of = {}
+        for c in sccs(members, held):
+            for k in c:
+                comp_of[k] = tuple(c)
+        deps = {k: set(r for f in self.structs[k].fields for r in f.type.refs()
+                       if r in keys and r != k and (comp_of[r] != comp_of[k] or
+                                                   (f.type.kind == "ref" and f.required))) for k in members}
         out, done = [], set()
 
         def visit(k, stack):

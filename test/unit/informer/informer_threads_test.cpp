@@ -141,7 +141,8 @@ TEST_CASE("informer: a handler that sleeps delays only itself - its queue grows,
   // Two threads: the sleeping handler holds one, everything else runs on the other.
   std::thread io1([&] { io.run(); });
   std::thread io2([&] { io.run(); });
-  asio::post(io, [&] {
+  // The fake is single-threaded: fed on the informer's strand, which reads it.
+  asio::post(inf.get_executor(), [&] {
     std::vector<std::shared_ptr<const thing>> items;
     for (int i = 0; i < 100; ++i) items.push_back(make("ns", "o" + std::to_string(i)));
     lw->push_list(std::move(items), "10");
