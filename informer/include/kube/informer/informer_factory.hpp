@@ -39,8 +39,10 @@ struct informer_factory_params {
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
   bool strip_managed_fields = false;        ///< for_resource, for_type and for_metadata informers drop managedFields
   watch_error_handler on_watch_error = {};  ///< given to every informer
+  /// Given to every informer without its own (informer_params::on_handler_backlog).
+  std::function<void(const handler_backlog&)> on_handler_backlog = {};
   /// Given to every informer whose own informer_params::log has no sink
-  /// (handler exceptions are logged there); default: stderr.
+  /// (handler exceptions and backlogs are logged there); default: stderr.
   kube::logger log = {};
 };
 
@@ -133,6 +135,9 @@ public:
     }
     if (!o.on_watch_error) {
       o.on_watch_error = opts_.on_watch_error;
+    }
+    if (!o.on_handler_backlog) {
+      o.on_handler_backlog = opts_.on_handler_backlog;
     }
     if (!o.log.sink) {
       o.log = opts_.log;
