@@ -38,7 +38,7 @@
 // factory (or the informers you passed) next to it, and stop the controller
 // before (or with) the informers. Register owns/watches before async_run.
 //
-// Threads: handlers run on the informers' strands and only enqueue (any
+// Threads: handlers run on their own strands and only enqueue (any
 // thread); reconciles run on the controller's strand (see work_loop). The
 // controller must outlive its async_run; its handlers stay with the
 // informers and do nothing once it is gone.
