@@ -192,9 +192,9 @@ bool json_reader::plain_integer(const char* at, std::int64_t& v, const char*& af
   const char* digits = q;
   std::int64_t n = 0;
   while (q != end_ && *q >= '0' && *q <= '9') {
+    if (q - digits == 18) return false;  // a 19th digit could overflow: boost::json decides
     n = n * 10 + (*q - '0');
     ++q;
-    if (q - digits > 18) return false;
   }
   if (q == digits) return false;
   if (*digits == '0' && q - digits > 1) return false;

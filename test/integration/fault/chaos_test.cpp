@@ -4,6 +4,8 @@
 // that its watch cache forgets the old history. After each round the
 // informer's cache and its handlers' last states equal the apiserver's view,
 // and every 410 costs exactly one relist. Kills the shared apiserver: SERIAL.
+// KUBE_CHAOS_ROUNDS sets the number of rounds (CI: 3); the longer run is
+// test/integration/fault/soak.sh.
 #include "fault/fault_support.hpp"
 #include "support/gated_lister_watcher.hpp"
 #include "support/informer_support.hpp"
@@ -18,7 +20,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -123,7 +128,9 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
     }
   };
 
-  constexpr int rounds = 3, per_round = 80;
+  const char* rounds_env = std::getenv("KUBE_CHAOS_ROUNDS");
+  const int rounds = rounds_env != nullptr ? std::max(1, std::atoi(rounds_env)) : 3;
+  constexpr int per_round = 80;
   int total_ops = 0;
   const auto lists_at_start = stats().lists;
   for (int round = 0; round < rounds; ++round) {
@@ -179,4 +186,6 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
   CHECK(stats().lists - lists_at_start == std::size_t(expired.load() + short_watches.load()));
   CHECK(expired.load() >= rounds);
   CHECK(server_state(ns).size() == std::size_t(rounds * per_round - (rounds - 1) * (per_round / 4) - rounds * 10));
+  std::printf("CHAOS rounds=%d operations=%d expired=%d lists=%zu short_watches=%d\n", rounds, total_ops,
+              expired.load(), static_cast<std::size_t>(stats().lists - lists_at_start), short_watches.load());
 }
