@@ -118,6 +118,13 @@ void log_watch_error(const ki::watch_failure& f) {
             << f.retry_in.count() << " ms" << (f.relist ? " with a relist" : "") << std::endl;
 }
 
+// A handler's queue reached informer_params::handler_backlog_warning
+// notifications: it is slower than the events (nothing is dropped).
+void log_backlog(const ki::handler_backlog& b) {
+  std::cerr << "servicelookup: event handler " << b.handler_id << " has " << b.pending << " notifications waiting"
+            << std::endl;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,8 +143,10 @@ int main(int argc, char** argv) {
     asio::io_context io;
     kube::client c(io.get_executor(), kube::client_config::load_default(lp));
 
-    ki::informer_factory factory(
-        c, {.namespace_name = o.namespace_name, .strip_managed_fields = true, .on_watch_error = log_watch_error});
+    ki::informer_factory factory(c, {.namespace_name = o.namespace_name,
+                                     .strip_managed_fields = true,
+                                     .on_watch_error = log_watch_error,
+                                     .on_handler_backlog = log_backlog});
     auto pods = factory.for_type<Pod>();
     auto services = factory.for_type<Service>();
     auto slices = factory.for_type<EndpointSlice>();
@@ -151,9 +160,11 @@ int main(int argc, char** argv) {
     });
 
     // [handlers]
-    // Handlers run on the informers' strands and must not block: they only
-    // say which pods may have a new answer. The queue is thread-safe and
-    // holds a key once however often it is added before a worker takes it.
+    // Each handler runs on a strand of its own, fed by its own queue, so a
+    // slow one delays only itself; on this one-thread io_context a handler
+    // that blocks would still hold the thread. These only say which pods
+    // may have a new answer. The workqueue is thread-safe and holds a key
+    // once however often it is added before a worker takes it.
     kube::workqueue::queue<std::string> queue(io.get_executor());
     auto enqueue = [&](const std::string& pod_key) {
       if (o.pod.empty() || pod_key == o.pod) queue.add(pod_key);
