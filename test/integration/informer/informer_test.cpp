@@ -188,7 +188,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
     auto until_ok = [&](const std::string& cmd) {
       for (int i = 0; i < 100 && sh(cmd) != 0; ++i) std::this_thread::sleep_for(300ms);
     };
-    until_ok(kubectl() + "-n " + ns + " apply -f " + file);
+    until_ok(kubectl() + "-n " + ns + " apply --validate=false -f " + file);
     kubectl_ops += 200;
     {
       // The labels as a second apply: one kubectl run, where `kubectl label`
@@ -198,7 +198,7 @@ TEST_CASE("informer converges after concurrent churn across apiserver restarts, 
         out << "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k-" << i
             << "\n  labels:\n    touched: \"yes\"\ndata:\n  v: \"0\"\n";
     }
-    until_ok(kubectl() + "-n " + ns + " apply -f " + file);
+    until_ok(kubectl() + "-n " + ns + " apply --validate=false -f " + file);
     kubectl_ops += 100;
     std::string names;
     for (int i = 0; i < 100; ++i) names += " k-" + std::to_string(i);
