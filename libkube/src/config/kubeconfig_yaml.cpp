@@ -10,6 +10,8 @@
 #include <kube/detail/config_files.hpp>
 #include <kube/config/kubeconfig.hpp>
 
+#include "codec/parse_json.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <boost/json/array.hpp>
@@ -446,8 +448,12 @@ private:
           const std::string k = key_text(kv.first);
           if (k == "name")
             name = get_string(kv.second, p + ".name");
-          else if (k == "extension")
+          else if (k == "extension") {
             ext = to_json_value(kv.second);
+            // client-go turns an extension into JSON, which has no .inf or .nan.
+            if (detail::json_has_non_finite(ext))
+              fail(kv.second, p + ".extension", "holds .inf or .nan, which JSON cannot");
+          }
         }
       }
       if (out.contains(name)) fail(e, p, "duplicate extension name \"" + name + "\"");

@@ -210,6 +210,22 @@ TEST_CASE("a kubeconfig whose aliases expand without bound is refused before it 
   CHECK(msg.find("alias bomb") != std::string::npos);
 }
 
+TEST_CASE("an extension holding .inf or .nan is refused by name, as client-go's JSON conversion refuses it",
+          "[kubeconfig][yaml]") {
+  // Found by fuzzing: the config was read, but printed as JSON it held
+  // `Infinity`, which is not JSON, and did not read back.
+  for (const std::string v : {".inf", "-.Inf", ".NaN"}) {
+    kube_test::temp_dir t;
+    const auto f =
+        t.write("config", "preferences:\n  extensions:\n  - name: odd\n    extension: {list: [1, " + v + "]}\n");
+    const std::string msg = load_error(files({f}), kube::client_errc::invalid_config);
+    INFO(msg);
+    CHECK(msg.find(f + ": ") != std::string::npos);
+    CHECK(msg.find(".extension") != std::string::npos);
+    CHECK(msg.find("holds .inf or .nan") != std::string::npos);
+  }
+}
+
 TEST_CASE("a kubeconfig that shares a node through an alias still loads", "[kubeconfig][yaml]") {
   kube_test::temp_dir t;
   const auto f = t.write("config", "clusters:\n- name: a\n  cluster: &c {server: \"https://a.example:6443\"}\n"
