@@ -59,6 +59,23 @@ const std::shared_ptr<const T>& object_of(const deleted_object<T>& d) {
   return std::get<std::shared_ptr<const T>>(d);
 }
 
+namespace detail {
+/// Waits until `ready()`, on `cv`'s strand: `cv` is a timer that never
+/// expires, used as a condition variable (whoever may make ready() true
+/// cancels it). Throws operation_aborted if the waiter is cancelled.
+template <class Ready>
+boost::asio::awaitable<void> wait_until(boost::asio::steady_timer& cv, Ready ready) {
+  while (!ready()) {
+    auto [ec] = co_await cv.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    (void)ec;  // cancelled by the notifier, or our own cancellation (checked below)
+    auto cs = co_await boost::asio::this_coro::cancellation_state;
+    if (cs.cancelled() != boost::asio::cancellation_type::none) {
+      throw boost::system::system_error(boost::asio::error::operation_aborted);
+    }
+  }
+}
+}  // namespace detail
+
 /// Notification callbacks (client-go's ResourceEventHandlerFuncs); any may
 /// be empty. Each handler has its own queue and runs on its own strand
 /// (handler_params::executor), one notification at a time, in order; a slow
@@ -125,14 +142,7 @@ private:
   friend class shared_index_informer;
 
   boost::asio::awaitable<void> wait_for_sync() {
-    while (!has_synced()) {
-      auto [ec] = co_await sync_cv_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-      (void)ec;  // cancelled by mark_synced, or our own cancellation (checked below)
-      auto cs = co_await boost::asio::this_coro::cancellation_state;
-      if (cs.cancelled() != boost::asio::cancellation_type::none) {
-        throw boost::system::system_error(boost::asio::error::operation_aborted);
-      }
-    }
+    return detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by mark_synced
   }
   void mark_synced() {  // on strand_
     synced_.store(true, std::memory_order_release);
@@ -233,11 +243,7 @@ public:
 
   shared_index_informer(const shared_index_informer&) = delete;
   shared_index_informer& operator=(const shared_index_informer&) = delete;
-  ~shared_index_informer() {
-    for (auto& l : listeners_) {
-      l->drop_pending();
-    }
-  }
+  ~shared_index_informer() { drop_all_pending(); }
 
   [[nodiscard]] const executor_type& get_executor() const noexcept { return strand_; }
 
@@ -475,6 +481,12 @@ private:
     }
   };
 
+  void drop_all_pending() {
+    for (auto& l : listeners_) {
+      l->drop_pending();
+    }
+  }
+
   reflector_params<T> reflector_opts() {
     auto r = o_.reflector;
     r.name = o_.name;
@@ -521,9 +533,7 @@ private:
       shared_index_informer* self;
       ~reset() {
         self->running_ = false;
-        for (auto& l : self->listeners_) {
-          l->drop_pending();
-        }
+        self->drop_all_pending();
       }
     } r{this};
     using namespace boost::asio::experimental::awaitable_operators;
@@ -594,14 +604,7 @@ private:
   }
 
   boost::asio::awaitable<void> wait_for_sync() {
-    while (!has_synced()) {
-      auto [ec] = co_await sync_cv_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-      (void)ec;  // cancel() by check_synced, or our own cancellation (checked below)
-      auto cs = co_await boost::asio::this_coro::cancellation_state;
-      if (cs.cancelled() != boost::asio::cancellation_type::none) {
-        throw boost::system::system_error(boost::asio::error::operation_aborted);
-      }
-    }
+    return detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by check_synced
   }
 
   static bool same_version(const T& a, const T& b) {
