@@ -1,8 +1,10 @@
 // The kube side of the informer benchmark (test/bench/informer/run.sh): a
 // typed shared informer over the pods of one namespace, as a controller
 // would run it (namespace index built in, no resync), the same work as
-// test/bench/go/cmd/informer. It reports when the cache has synced, then
-// counts update events until it has seen --updates of them.
+// test/bench/go/cmd/informer. It reports SYNCED once its event handler has
+// been given every object of the first list (the same moment the Go side
+// takes; see below), then counts update events until it has seen --updates
+// of them.
 //
 //   kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields]
 //
@@ -77,7 +79,7 @@ int main(int argc, char** argv) {
   bool synced = false;
   std::chrono::steady_clock::time_point updates_start;
   asio::cancellation_signal stop;
-  pods->add_handler({
+  auto reg = pods->add_handler({
       {},
       [&](const std::shared_ptr<const Pod>& o, const std::shared_ptr<const Pod>& n) {
         if (synced && o->resource_version() != n->resource_version() && ++seen == updates) {
@@ -94,7 +96,15 @@ int main(int argc, char** argv) {
   asio::co_spawn(
       ioc,
       [&]() -> asio::awaitable<void> {
-        co_await factory.async_wait_for_sync(asio::use_awaitable);
+        // The synced moment: the first list is in the cache and the handler
+        // has been given every object of it. The registration syncs when
+        // the marker queued behind the first list's notifications reaches
+        // the handler, and this coroutine resumes right after; client-go's
+        // side reads its clock in the handler at the last object of the
+        // first list (test/bench/go/cmd/informer). The factory's
+        // async_wait_for_sync would complete earlier, once the list is in
+        // the cache, whether or not the handler has caught up.
+        co_await reg->async_wait_for_sync(asio::use_awaitable);
         synced = true;
         sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         cpu_synced = cpu_seconds();

@@ -2,16 +2,30 @@
 # Informer benchmark, ours vs client-go's SharedIndexInformer, in one run,
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
-#   test/bench/informer/run.sh [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
+#   test/bench/informer/run.sh [-w "pending status"] [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
 #
-# For every N: creates N pods (~3.8 KB each as stored, plus ~2.8 KB of
-# managedFields) in a fresh namespace with podload (Go, client-go), then RUNS
-# times per implementation, alternating: start the informer, wait until it
-# reports SYNCED, make U updates with podload, and let the informer exit
-# once it has seen U update events. Each informer process reports its own
-# time to sync, CPU seconds (user+sys, getrusage; in all, at SYNCED, and the
-# system part of all), peak RSS, and RSS before and after the sync. -s gives both informers the strip-managedFields
-# transform. Prints medians and ratios ours/client-go (< 1: ours uses less).
+# For every workload W and every N: creates N pods in a fresh namespace with
+# podload (Go, client-go; test/bench/go/cmd/podload says what they look
+# like), then RUNS times per implementation, alternating: start the
+# informer, wait until it reports SYNCED, make U updates with podload, and
+# let the informer exit once it has seen U update events. Each informer
+# process reports its own time to sync, CPU seconds (user+sys, getrusage; in
+# all, at SYNCED, and the system part of all), peak RSS, and RSS before and
+# after the sync. -s gives both informers the strip-managedFields
+# transform. Prints medians and ratios ours/client-go (< 1: ours uses less);
+# every row names its workload and N.
+#
+# Workloads (-w, default "pending"; several run one after the other):
+#   pending  pods as created by their controllers (or kubectl run), never
+#            scheduled: one managedFields entry each.
+#   status   pods created on a node whose status (conditions, IPs,
+#            containerStatuses, startTime) a second field manager, kubelet,
+#            writes a second later: two managedFields entries each, one for
+#            the status subresource.
+#
+# SYNCED means the same on both sides: the first list is in the cache and
+# the event handler has been given every object of it (see the comments at
+# the synced moment in informer_bench.cpp and test/bench/go/cmd/informer).
 #
 # client-go runs as a controller gets it by default: its clientset asks for
 # protobuf for built-in types such as Pod, gzip-compressed; ours asks for
@@ -29,14 +43,16 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
+workloads="pending"
 sizes="10000 50000"
 updates=10000
 runs=3
 strip=""
 impls="kube client-go"
 floors=""
-while getopts "n:u:r:B:sJF" opt; do
+while getopts "w:n:u:r:B:sJF" opt; do
   case $opt in
+    w) workloads=$OPTARG ;;
     n) sizes=$OPTARG ;;
     u) updates=$OPTARG ;;
     r) runs=$OPTARG ;;
@@ -44,8 +60,11 @@ while getopts "n:u:r:B:sJF" opt; do
     s) strip="--strip-managed-fields" ;;
     J) impls="kube client-go client-go-json" ;;
     F) floors="floor-tls floor-tls-blocking floor-watch client-go-floor" ;;
-    *) echo "usage: $0 [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]" >&2; exit 2 ;;
   esac
+done
+for w in $workloads; do
+  [[ $w == pending || $w == status ]] || { echo "$0: unknown workload $w (pending, status)" >&2; exit 2; }
 done
 
 # shellcheck source=../tools/cluster_bench.sh
@@ -56,7 +75,7 @@ results="$state/results"
 : >"$results"
 podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 
-# run_one IMPL NS N: one informer process; appends its RESULT line.
+# run_one IMPL NS N WORKLOAD: one informer process; appends its RESULT line.
 run_one() {
   local impl=$1 ns=$2 out
   out=$(mktemp)
@@ -80,19 +99,21 @@ run_one() {
   grep -q '^SYNCED' "$out" || { echo "$impl did not sync:" >&2; cat "$out" >&2; exit 1; }
   podload -namespace "$ns" update "$updates" 2>/dev/null
   wait $pid
-  grep '^RESULT' "$out" | sed "s/^RESULT /RESULT n=$3 /" >>"$results"
+  grep '^RESULT' "$out" | sed "s/^RESULT /RESULT workload=$4 n=$3 /" >>"$results"
   rm -f "$out"
 }
 
-for n in $sizes; do
-  ns=bench-$n
-  echo "== creating $n pods in $ns" >&2
-  podload -namespace "$ns" -workers 48 create "$n" >&2
-  for ((i = 1; i <= runs; i++)); do
-    echo "== N=$n run $i/$runs" >&2
-    for impl in $impls $floors; do run_one "$impl" "$ns" "$n"; done
+for w in $workloads; do
+  for n in $sizes; do
+    ns=bench-$w-$n
+    echo "== creating $n pods in $ns (workload $w)" >&2
+    podload -namespace "$ns" -workers 48 -workload "$w" create "$n" >&2
+    for ((i = 1; i <= runs; i++)); do
+      echo "== $w N=$n run $i/$runs" >&2
+      for impl in $impls $floors; do run_one "$impl" "$ns" "$n" "$w"; done
+    done
+    kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
   done
-  kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
 done
 
 python3 - "$results" "$runs" "$updates" "${strip:-none}" <<'PY'
@@ -100,7 +121,7 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
-    rows.setdefault(int(f["n"]), {}).setdefault(f["impl"], []).append(f)
+    rows.setdefault((f["workload"], int(f["n"])), {}).setdefault(f["impl"], []).append(f)
 def med(rs, key):
     return statistics.median(float(r[key]) for r in rs)
 def upd(rs):
@@ -109,7 +130,7 @@ def per_obj(rs, n):
     return statistics.median((float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n for r in rs)
 print(f"informer benchmark: medians of {sys.argv[2]} runs, {sys.argv[3]} updates after sync, transform: {sys.argv[4]}")
 json_col = any("client-go-json" in r for r in rows.values())
-head = f"{'N':>7} {'metric':<22} {'kube':>12} {'client-go':>12} {'ratio':>7}"
+head = f"{'workload':<8} {'N':>7} {'metric':<22} {'kube':>12} {'client-go':>12} {'ratio':>7}"
 if json_col:
     head += f" {'client-go JSON':>15} {'ratio':>7}"
 print(head)
@@ -118,14 +139,14 @@ def metrics(rs, n):
             med(rs, "maxrss_kb") / 1024, per_obj(rs, n), med(rs, "updates_s")]
 labels = ["time to synced (s)", "CPU seconds", "  CPU to synced", "  CPU in updates", "  of which system",
           "peak RSS (MiB)", "RSS/object (bytes)", "updates phase (s)"]
-for n in sorted(rows):
-    k, g, j = rows[n].get("kube", []), rows[n].get("client-go", []), rows[n].get("client-go-json", [])
+for w, n in rows:
+    k, g, j = rows[w, n].get("kube", []), rows[w, n].get("client-go", []), rows[w, n].get("client-go-json", [])
     if not k or not g or (json_col and not j):
-        print(f"{n:>7} missing results"); continue
+        print(f"{w:<8} {n:>7} missing results"); continue
     mk, mg = metrics(k, n), metrics(g, n)
     mj = metrics(j, n) if json_col else None
     for i, label in enumerate(labels):
-        line = f"{n:>7} {label:<22} {mk[i]:>12.3f} {mg[i]:>12.3f} {mk[i] / mg[i] if mg[i] else float('nan'):>7.2f}"
+        line = f"{w:<8} {n:>7} {label:<22} {mk[i]:>12.3f} {mg[i]:>12.3f} {mk[i] / mg[i] if mg[i] else float('nan'):>7.2f}"
         if mj:
             line += f" {mj[i]:>15.3f} {mk[i] / mj[i] if mj[i] else float('nan'):>7.2f}"
         print(line)
@@ -133,17 +154,17 @@ floor_impls = ["floor-tls-blocking", "floor-tls", "floor-watch", "client-go-floo
 if any("floor-tls" in r for r in rows.values()):
     print()
     print(f"floor under the update phase: CPU per update event, medians of {sys.argv[2]} runs")
-    print(f"{'N':>7} {'process':<44} {'us/event':>9} {'/ client-go':>12}")
+    print(f"{'workload':<8} {'N':>7} {'process':<44} {'us/event':>9} {'/ client-go':>12}")
     what = {"floor-tls-blocking": "TLS bytes only, blocking reads (OpenSSL)",
             "floor-tls": "kube: TLS bytes only (Asio + OpenSSL)", "floor-watch": "kube: typed watch, no informer",
             "client-go-floor": "client-go: HTTP/2 transport, protobuf bytes", "kube": "kube: informer",
             "client-go": "client-go: informer (default)"}
-    for n in sorted(rows):
-        if "client-go" not in rows[n]:
+    for w, n in rows:
+        if "client-go" not in rows[w, n]:
             continue
-        base = upd(rows[n]["client-go"]) / int(sys.argv[3]) * 1e6
+        base = upd(rows[w, n]["client-go"]) / int(sys.argv[3]) * 1e6
         for impl in floor_impls:
-            if impl in rows[n]:
-                us = upd(rows[n][impl]) / int(sys.argv[3]) * 1e6
-                print(f"{n:>7} {what[impl]:<44} {us:>9.0f} {us / base:>12.2f}")
+            if impl in rows[w, n]:
+                us = upd(rows[w, n][impl]) / int(sys.argv[3]) * 1e6
+                print(f"{w:<8} {n:>7} {what[impl]:<44} {us:>9.0f} {us / base:>12.2f}")
 PY
