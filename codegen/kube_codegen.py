@@ -8,7 +8,9 @@ Two modes:
       spec/refresh.sh) becomes a C++ struct in namespace k8s::<group>::<version>,
       declared in <OUT>/include/kube/api/<group>/<version>/<snake_name>.hpp, with
       JSON decode/encode defined in <OUT>/src/*.cpp, and resource_traits for
-      every kind the API server serves.
+      every kind the API server serves. When DIR/proto holds the types'
+      generated.proto files (spec/refresh-proto.sh), every struct whose
+      protobuf message matches its schema also gets read_proto/write_proto.
 
   kube_codegen.py crd --manifest FILE.json --out DIR --header REL --namespace NS [--list]
       Every served version of the CustomResourceDefinition(s) in FILE (JSON: one
@@ -544,6 +546,219 @@ class CRDGen:
 
 
 # --------------------------------------------------------------------------
+# protobuf (the built-in types' generated.proto files, pinned by
+# spec/refresh-proto.sh, matched to the OpenAPI structs)
+
+PROTO_FIELD_RE = re.compile(r"^\s*(optional|repeated)\s+([\w.]+)\s+(\w+)\s*=\s*(\d+)\s*;")
+PROTO_MAP_RE = re.compile(r"^\s*map<\s*string\s*,\s*([\w.]+)\s*>\s+(\w+)\s*=\s*(\d+)\s*;")
+PROTO_MESSAGE_RE = re.compile(r"^message (\w+) \{")
+PROTO_SCALARS = {"string", "bytes", "bool", "int32", "int64", "double"}
+# C++ leaf type -> the protobuf scalar it is read from
+PRIM_PROTO = {"std::string": "string", "bool": "bool", "std::int32_t": "int32", "std::int64_t": "int64",
+              "double": "double", "kube::bytes": "bytes"}
+# C++ special type -> the apimachinery message it is read from
+SPECIAL_PROTO = {
+    "kube::timestamp": {"io.k8s.apimachinery.pkg.apis.meta.v1.Time"},
+    "kube::micro_timestamp": {"io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"},
+    "kube::quantity": {"io.k8s.apimachinery.pkg.api.resource.Quantity"},
+    "kube::int_or_string": {"io.k8s.apimachinery.pkg.util.intstr.IntOrString"},
+}
+
+
+def proto_key(package, name):
+    """k8s.io.api.core.v1 + Pod -> io.k8s.api.core.v1.Pod, the OpenAPI schema name."""
+    parts = package.split(".")
+    return ".".join([parts[1], parts[0]] + [p.replace("_", "-") for p in parts[2:]] + [name])
+
+
+class PField:
+    def __init__(self, name, number, label, typ):
+        self.name, self.number, self.label, self.type = name, number, label, typ  # label: optional/repeated/map
+
+
+class ProtoSchema:
+    """The messages of the .proto files under DIR, keyed like OpenAPI schemas,
+    and DIR/go-fields.json (which Go fields are pointers)."""
+
+    def __init__(self, proto_dir):
+        self.messages = {}
+        files = sorted(glob.glob(os.path.join(proto_dir, "**", "*.proto"), recursive=True))
+        if not files:
+            raise GenError(f"{proto_dir}: no .proto files (run codegen/spec/refresh-proto.sh)")
+        raw = []
+        for f in files:
+            with open(f, encoding="utf-8") as fh:
+                text = fh.read()
+            m = re.search(r"^package ([\w.]+);", text, re.M)
+            if not m:
+                raise GenError(f"{f}: no package line")
+            package = m.group(1)
+            cur = None
+            for n, line in enumerate(text.split("\n"), 1):
+                if line.lstrip().startswith("//"):
+                    continue
+                mm = PROTO_MESSAGE_RE.match(line)
+                if mm:
+                    cur = proto_key(package, mm.group(1))
+                    self.messages[cur] = {}
+                    continue
+                if cur is None:
+                    continue
+                if line.startswith("}"):
+                    cur = None
+                    continue
+                fm = PROTO_FIELD_RE.match(line)
+                mp = PROTO_MAP_RE.match(line)
+                if fm:
+                    label, typ, name, num = fm.groups()
+                elif mp:
+                    label, (typ, name, num) = "map", mp.groups()
+                elif line.strip():
+                    raise GenError(f"{f}:{n}: not understood: {line.strip()}")
+                else:
+                    continue
+                raw.append((f, n, cur, package, PField(name, int(num), label, typ)))
+        for f, n, cur, package, pf in raw:
+            pf.type = self.resolve(pf.type, package, f"{f}:{n}")
+            self.messages[cur][pf.name] = pf
+        go_path = os.path.join(proto_dir, "go-fields.json")
+        try:
+            with open(go_path, encoding="utf-8") as fh:
+                go = json.load(fh)
+        except (OSError, ValueError) as e:
+            raise GenError(f"{go_path}: {e}")
+        self.go = {}
+        for k, fields in go.items():
+            pkg, _, name = k.rpartition(".")
+            self.go[proto_key(pkg, name)] = fields
+
+    def resolve(self, typ, package, where):
+        if typ in PROTO_SCALARS:
+            return typ
+        if typ.startswith("."):
+            pkg, _, name = typ[1:].rpartition(".")
+            key = proto_key(pkg, name)
+        else:
+            key = proto_key(package, typ)
+        if key not in self.messages:
+            raise GenError(f"{where}: unknown message {typ}")
+        return key
+
+    def pointer(self, msg, pname):
+        """Whether the Go field behind msg.pname is a pointer (written only when set)."""
+        return self.go.get(msg, {}).get(pname, {}).get("pointer", True)
+
+    def items_of(self, typ):
+        """The element type of a wrapper message {repeated X items = 1} (metav1.Verbs, ExtraValue), else None."""
+        fields = self.messages.get(typ)
+        if fields and len(fields) == 1 and "items" in fields:
+            f = fields["items"]
+            if f.number == 1 and f.label == "repeated":
+                return f.type
+        return None
+
+    def raw_bytes(self, typ):
+        """A message that carries JSON as bytes in field 1 (RawExtension, FieldsV1, apiextensions JSON), or Patch."""
+        fields = self.messages.get(typ)
+        if fields is None:
+            return False
+        if not fields:
+            return True
+        return len(fields) == 1 and next(iter(fields.values())).number == 1 and \
+            next(iter(fields.values())).type == "bytes"
+
+
+class ProtoMismatch(Exception):
+    pass
+
+
+def proto_json_names(proto, msg):
+    """JSON member name -> the protobuf fields that lead to it from msg: one,
+    or more when Go embeds a struct that JSON inlines and protobuf nests
+    (Probe's exec is handler.exec)."""
+    fields = proto.messages[msg]
+    go = proto.go.get(msg)
+    out = {}
+    for pname, pf in fields.items():
+        info = (go.get(pname) or go.get(f"#{pf.number}")) if go else None
+        if info is None:
+            out[pname] = [pf]
+        elif info["json"]:
+            out[info["json"]] = [pf]
+        elif pf.label == "optional" and pf.type in proto.messages:
+            for j, path in proto_json_names(proto, pf.type).items():
+                out[j] = [pf] + path
+    return out
+
+
+class ProtoEntry:
+    """One protobuf field of a struct's message: a member read and written
+    `how` (natural/nonzero/items/map_items), or an inlined message (`inline`:
+    the entries of its fields)."""
+
+    def __init__(self, pf, field=None, how=None, inline=None):
+        self.pf, self.field, self.how, self.inline = pf, field, how, inline
+
+
+def proto_plan(proto, structs, key):
+    """The ProtoEntry list of structs[key]; raises ProtoMismatch when the
+    OpenAPI and protobuf shapes differ."""
+    if key not in proto.messages:
+        raise ProtoMismatch(f"no protobuf message {key}")
+    names = proto_json_names(proto, key)
+    top = []
+    for f in structs[key].fields:
+        path = names.get(f.json_name)
+        if path is None:
+            if f.json_name in ("apiVersion", "kind"):
+                continue  # carried by the envelope (runtime.Unknown's typeMeta)
+            raise ProtoMismatch(f"{key}.{f.json_name}: no protobuf field")
+        pf = path[-1]
+        owner = path[-2].type if len(path) > 1 else key
+        how = proto_match(proto, f.type, pf, f"{key}.{f.json_name}")
+        if how == "natural" and not f.required and f.type.kind in ("prim", "special") and \
+                f.type.cpp in PRIM_PROTO and not proto.pointer(owner, pf.name):
+            how = "nonzero"  # a Go value field: its zero is written to protobuf, omitted from JSON
+        entries = top
+        for outer in path[:-1]:
+            e = next((x for x in entries if x.inline is not None and x.pf is outer), None)
+            if e is None:
+                e = ProtoEntry(outer, inline=[])
+                entries.append(e)
+            entries = e.inline
+        entries.append(ProtoEntry(pf, f, how))
+    return top
+
+
+def proto_match(proto, t, pf, where):
+    def leaf(t, typ):
+        if t.kind == "prim" or (t.kind == "special" and t.cpp in PRIM_PROTO):
+            return PRIM_PROTO.get(t.cpp) == typ
+        if t.kind == "special":
+            if t.cpp == "kube::raw_json":
+                return typ not in PROTO_SCALARS and proto.raw_bytes(typ)
+            return typ in SPECIAL_PROTO.get(t.cpp, ())
+        if t.kind in ("ref", "boxed"):
+            return typ == t.ref
+        return False
+
+    if pf.label == "optional":
+        if leaf(t, pf.type):
+            return "natural"
+        if t.kind == "array" and proto.items_of(pf.type) and leaf(t.elem, proto.items_of(pf.type)):
+            return "items"
+    elif pf.label == "repeated":
+        if t.kind == "array" and leaf(t.elem, pf.type):
+            return "natural"
+    elif pf.label == "map" and t.kind == "map":
+        if leaf(t.elem, pf.type):
+            return "natural"
+        if t.elem.kind == "array" and proto.items_of(pf.type) and leaf(t.elem.elem, proto.items_of(pf.type)):
+            return "map_items"
+    raise ProtoMismatch(f"{where}: OpenAPI {t.kind} {t.cpp or t.ref or ''} vs protobuf {pf.label} {pf.type}")
+
+
+# --------------------------------------------------------------------------
 # emission
 
 
@@ -586,6 +801,29 @@ class Emitter:
         self.external = external or {}    # key -> Struct (defined elsewhere, e.g. meta types for CRDs)
         self.all = dict(self.external)
         self.all.update(structs)
+        self.proto = {}                   # key -> ProtoEntry list, for the structs with a protobuf codec
+
+    def plan_protobuf(self, proto):
+        """The structs whose fields all match their protobuf message, and
+        whose member structs do too, get a protobuf codec; returns the
+        others' reasons (key -> text)."""
+        plans, why = {}, {}
+        for key in self.structs:
+            try:
+                plans[key] = proto_plan(proto, self.structs, key)
+            except ProtoMismatch as e:
+                why[key] = str(e)
+        changed = True
+        while changed:
+            changed = False
+            for key in sorted(plans):
+                bad = [r for f in self.structs[key].fields for r in f.type.refs() if r not in plans]
+                if bad:
+                    why[key] = f"holds {bad[0]}, which has no protobuf codec"
+                    del plans[key]
+                    changed = True
+        self.proto = plans
+        return why
 
     def box_cycles(self):
         edges = {k: set(r for f in s.fields for r in f.type.refs() if r in self.structs) for k, s in self.structs.items()}
@@ -721,7 +959,11 @@ class Emitter:
         out.append("};\n\n")
         out.append(f"void decode(const boost::json::value& in, {s.name}& out, const kube::json_path& at);\n")
         out.append(f"void encode(const {s.name}& in, boost::json::value& out);\n")
-        out.append(f"void read_json(kube::codec::json_reader& in, {s.name}& out, const kube::json_path& at);\n\n")
+        out.append(f"void read_json(kube::codec::json_reader& in, {s.name}& out, const kube::json_path& at);\n")
+        if s.key in self.proto:
+            out.append(f"void read_proto(kube::codec::proto_reader& in, {s.name}& out, const kube::json_path& at);\n")
+            out.append(f"void write_proto(const {s.name}& in, kube::codec::proto_writer& out);\n")
+        out.append("\n")
 
     def emit_traits(self, s, out):
         r = s.resource
@@ -818,12 +1060,63 @@ class Emitter:
             out.append(f"  kube::codec::put(o, {cpp_string(f.json_name)}, in.{f.cpp_name});\n")
         out.append("  kube::codec::put_unknown(o, in.unknown_fields);\n}\n\n")
 
+    PROTO_READ = {"natural": "read", "nonzero": "read_nonzero", "items": "read_items", "map_items": "read_map_items"}
+    PROTO_WRITE = {"natural": "write", "nonzero": "write", "items": "write_items", "map_items": "write_map_items"}
+
+    def proto_switch(self, entries, rd, out, ind, depth):
+        """The dispatch on the field number of reader `rd`; `continue`s for
+        the fields it reads, breaks out of the switch for the others."""
+        out.append(f"{ind}switch ({rd}.tag()) {{\n")
+        for e in sorted(entries, key=lambda e: e.pf.number):
+            out.append(f"{ind}  case {e.pf.number}: {{\n")
+            if e.inline is not None:
+                # a Go struct JSON inlines and protobuf nests; its unknown fields are skipped
+                sub = f"sub{depth}"
+                out.append(f"{ind}    auto {sub} = {rd}.message(at);\n{ind}    while ({sub}.next()) {{\n")
+                self.proto_switch(e.inline, sub, out, ind + "      ", depth + 1)
+                out.append(f"{ind}      {sub}.skip();\n{ind}    }}\n")
+            else:
+                fn = self.PROTO_READ[e.how]
+                out.append(f"{ind}    kube::codec::pb::{fn}({rd}, out.{e.field.cpp_name}, "
+                           f"kube::json_path{{&at, {cpp_string(e.field.json_name)}}});\n")
+            out.append(f"{ind}    continue;\n{ind}  }}\n")
+        out.append(f"{ind}  default:\n{ind}    break;\n{ind}}}\n")
+
+    def read_proto_fn(self, s, out):
+        plan = self.proto[s.key]
+        out.append(f"void read_proto(kube::codec::proto_reader& in, {s.name}& out, const kube::json_path& at) {{\n")
+        if not plan:
+            out.append("  (void)at;\n")
+        out.append("  for (const char* field = in.position(); in.next(); field = in.position()) {\n")
+        if plan:
+            self.proto_switch(plan, "in", out, "    ", 0)
+        out.append("    in.keep_unknown(field, out.unknown_fields);\n  }\n}\n\n")
+
+    def proto_writes(self, entries, w, out, ind, depth):
+        for e in sorted(entries, key=lambda e: e.pf.number):
+            if e.inline is not None:
+                sub = f"sub{depth}"
+                out.append(f"{ind}{{\n{ind}  kube::codec::proto_writer {sub}({w}, {e.pf.number});\n")
+                self.proto_writes(e.inline, sub, out, ind + "  ", depth + 1)
+                out.append(f"{ind}}}\n")
+            else:
+                fn = self.PROTO_WRITE[e.how]
+                out.append(f"{ind}kube::codec::pb::{fn}({w}, {e.pf.number}, in.{e.field.cpp_name});\n")
+
+    def write_proto_fn(self, s, out):
+        out.append(f"void write_proto(const {s.name}& in, kube::codec::proto_writer& out) {{\n")
+        self.proto_writes(self.proto[s.key], "out", out, "  ", 0)
+        out.append("  out.put_unknown(in.unknown_fields);\n}\n\n")
+
     def source_text(self, keys, note):
         out = [f"// Generated by kube-codegen from {note}. Do not edit.\n"]
         hdrs = sorted(set(self.structs[k].group_header for k in keys))
         for h in hdrs:
             out.append(f"#include <{h}>\n")
-        out.append("\n#include <kube/codec/codec_impl.hpp>\n\n")
+        out.append("\n#include <kube/codec/codec_impl.hpp>\n")
+        if any(k in self.proto for k in keys):
+            out.append("#include <kube/codec/proto_impl.hpp>\n")
+        out.append("\n")
         cur = None
         for k in keys:
             s = self.structs[k]
@@ -835,6 +1128,9 @@ class Emitter:
             self.decode_fn(s, out)
             self.read_fn(s, out)
             self.encode_fn(s, out)
+            if k in self.proto:
+                self.read_proto_fn(s, out)
+                self.write_proto_fn(s, out)
         if cur:
             out.append(f"}} // namespace {cur}\n")
         return "".join(out)
@@ -865,6 +1161,9 @@ def gen_openapi(args):
     structs = g.build()
     em = Emitter(structs)
     comps = em.box_cycles()
+    proto_dir = os.path.join(args.spec, "proto")
+    if os.path.isdir(proto_dir):
+        em.plan_protobuf(ProtoSchema(proto_dir))
     groups = em.header_groups(comps)
     note = "the Kubernetes OpenAPI v3 documents in codegen/spec"
     files = {}
@@ -966,16 +1265,61 @@ def sample_value(g, schema, where, depth, counter, key=None):
     raise GenError(f"{where}: unsupported type {t!r}")
 
 
+def proto_expected(em, key, value):
+    """What a sample of structs[key] reads back as after a protobuf write and
+    read: no unknown JSON members, no apiVersion/kind where the envelope
+    carries them, and a Go value field's zero absent."""
+    if not isinstance(value, dict):
+        return value
+    plan = em.proto[key]
+    by_json = {}
+
+    def collect(entries):
+        for e in entries:
+            if e.inline is not None:
+                collect(e.inline)
+            else:
+                by_json[e.field.json_name] = e
+
+    collect(plan)
+    out = {}
+    for f in em.structs[key].fields:
+        if f.json_name not in value or f.json_name not in by_json:
+            continue
+        v = value[f.json_name]
+        if by_json[f.json_name].how == "nonzero" and v in ("", 0, False) and not isinstance(v, float):
+            continue
+        out[f.json_name] = proto_expected_type(em, f.type, v)
+    return out
+
+
+def proto_expected_type(em, t, v):
+    if t.kind in ("ref", "boxed"):
+        return proto_expected(em, t.ref, v)
+    if t.kind == "array" and isinstance(v, list):
+        return [proto_expected_type(em, t.elem, x) for x in v]
+    if t.kind == "map" and isinstance(v, dict):
+        return {k: proto_expected_type(em, t.elem, x) for k, x in v.items()}
+    return v
+
+
 def gen_roundtrip(args):
-    """Test support: a sample document for every schema, and a C++ registry
-    mapping schema names (and group/version/kind) to the generated codecs."""
+    """Test support: a sample document for every schema, what it reads back
+    as through protobuf, and a C++ registry mapping schema names (and
+    group/version/kind) to the generated codecs."""
     g = OpenAPIGen(args.spec)
     structs = g.build()
     em = Emitter(structs)
     em.header_groups(em.box_cycles())
+    proto_dir = os.path.join(args.spec, "proto")
+    if os.path.isdir(proto_dir):
+        em.plan_protobuf(ProtoSchema(proto_dir))
     samples = {}
+    proto_samples = {}
     for key in sorted(structs):
         samples[key] = sample_value(g, g.schemas[key], key, 0, [0], key)
+        if key in em.proto:
+            proto_samples[key] = proto_expected(em, key, samples[key])
     gvk_of = {}
     for key in structs:
         for x in g.schemas[key].get("x-kubernetes-group-version-kind", []) or []:
@@ -988,12 +1332,18 @@ def gen_roundtrip(args):
     for key in sorted(structs):
         q = structs[key].qualified
         gvks = gvk_of.get(key) or [{"group": "", "version": "", "kind": ""}]
+        if key in em.proto:
+            pb = f"&kube::codec::read_proto_erased<{q}>, &kube::codec::write_proto_erased<{q}>"
+        else:
+            pb = "nullptr, nullptr"
         for x in gvks:
             out.append(f"      {{{cpp_string(key)}, {cpp_string(x['group'])}, {cpp_string(x['version'])}, "
                        f"{cpp_string(x['kind'])}, &kube::codec::decode_erased<{q}>, &kube::codec::read_erased<{q}>, "
-                       f"&kube::codec::encode_erased<{q}>, [] {{ return std::make_shared<{q}>(); }}}},\n")
+                       f"&kube::codec::encode_erased<{q}>, {pb}, [] {{ return std::make_shared<{q}>(); }}}},\n")
     out.append("  };\n  return entries;\n}\n")
-    files = {"roundtrip_registry.cpp": "".join(out), "samples.json": json.dumps(samples, indent=1, sort_keys=True) + "\n"}
+    files = {"roundtrip_registry.cpp": "".join(out),
+             "samples.json": json.dumps(samples, indent=1, sort_keys=True) + "\n",
+             "proto_samples.json": json.dumps(proto_samples, indent=1, sort_keys=True) + "\n"}
     write_files(files, args.out, args.list)
 
 

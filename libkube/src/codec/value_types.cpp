@@ -311,6 +311,7 @@ bool operator==(const raw_json& a, const raw_json& b) {
 struct unknown_fields::rep {
   std::atomic<std::size_t> refs{1};
   boost::json::object members;
+  std::string protobuf;  // whole fields (tag and value), in the order read
 };
 
 void unknown_fields::add_ref(rep* r) noexcept { r->refs.fetch_add(1, std::memory_order_relaxed); }
@@ -321,7 +322,7 @@ void unknown_fields::release(rep* r) noexcept {
 
 const boost::json::object* unknown_fields::get() const noexcept { return r_ ? &r_->members : nullptr; }
 
-bool unknown_fields::empty() const noexcept { return !r_ || r_->members.empty(); }
+bool unknown_fields::empty() const noexcept { return !r_ || (r_->members.empty() && r_->protobuf.empty()); }
 std::size_t unknown_fields::size() const noexcept { return r_ ? r_->members.size() : 0; }
 
 const boost::json::value* unknown_fields::find(std::string_view key) const noexcept {
@@ -336,6 +337,7 @@ Rep* unshare(Rep* r, void (*release)(Rep*) noexcept) {
   if (r->refs.load(std::memory_order_acquire) == 1) return r;
   auto own = std::make_unique<Rep>();
   own->members = r->members;
+  own->protobuf = r->protobuf;
   release(r);
   return own.release();
 }
@@ -353,9 +355,19 @@ bool unknown_fields::erase(std::string_view key) {
   return true;
 }
 
+std::string_view unknown_fields::protobuf() const noexcept {
+  return r_ ? std::string_view(r_->protobuf) : std::string_view();
+}
+
+void unknown_fields::append_protobuf(std::string_view fields) {
+  if (fields.empty()) return;
+  r_ = unshare(r_, &release);
+  r_->protobuf.append(fields);
+}
+
 bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept {
   if (a.empty() || b.empty()) return a.empty() == b.empty();
-  return a.r_->members == b.r_->members;
+  return a.r_->members == b.r_->members && a.r_->protobuf == b.r_->protobuf;
 }
 
 }  // namespace kube

@@ -18,6 +18,8 @@ struct roundtrip_entry {
   kube::codec::decode_fn decode;
   kube::codec::read_fn read;
   kube::codec::encode_fn encode;
+  kube::codec::proto_read_fn proto_read;    ///< nullptr: the type is JSON only
+  kube::codec::proto_write_fn proto_write;  ///< nullptr: the type is JSON only
   std::function<std::shared_ptr<void>()> make;
 };
 

@@ -68,6 +68,8 @@ private:
 namespace codec {
 
 class json_reader;
+class proto_reader;
+class proto_writer;
 
 /// Throws decode_error at `at`: "<path>: <problem>".
 [[noreturn]] void fail(const json_path& at, const std::string& problem);
@@ -135,7 +137,63 @@ void encode_erased(const void* in, boost::json::value& out) {
   encode(*static_cast<const T*>(in), out);
 }
 
+// ---- protobuf (Kubernetes' generated.proto wire format) -------------------
+//
+// Generated built-in types also declare, found by ADL:
+//   void read_proto(kube::codec::proto_reader& in, T& out, const kube::json_path& at);
+//   void write_proto(const T& in, kube::codec::proto_writer& out);
+// CRD types and the few built-in types whose protobuf form differs from
+// their JSON schema (CustomResourceDefinition) have none: they are JSON only.
+
+/// The first bytes of every protobuf body the API server sends or accepts.
+inline constexpr std::string_view protobuf_magic{"k8s\0", 4};
+/// The media type of Kubernetes' protobuf encoding.
+inline constexpr std::string_view protobuf_media_type = "application/vnd.kubernetes.protobuf";
+
+/// A protobuf body opened: the magic, then runtime.Unknown. The views point
+/// into the body.
+struct protobuf_envelope {
+  std::string_view api_version;  ///< typeMeta.apiVersion
+  std::string_view kind;         ///< typeMeta.kind
+  std::string_view raw;          ///< the object's own message
+  std::string_view content_encoding;
+  std::string_view content_type;
+};
+/// Opens a protobuf body; throws decode_error naming what is wrong (no
+/// magic, a malformed envelope, a content encoding other than none).
+[[nodiscard]] protobuf_envelope open_envelope(std::string_view body);
+/// "k8s\0" + runtime.Unknown{typeMeta{api_version, kind}, raw}.
+[[nodiscard]] std::string seal_envelope(std::string_view api_version, std::string_view kind, std::string_view raw);
+
+using proto_read_fn = void (*)(proto_reader&, void*, const json_path&);
+using proto_write_fn = void (*)(const void*, proto_writer&);
+/// Reads one bare message (no envelope) with `fn`; throws decode_error
+/// naming the field where the bytes stopped making sense.
+void decode_protobuf(std::string_view message, proto_read_fn fn, void* out);
+/// Writes `in` as a bare message. When `lossy` is not null it is set to
+/// whether the object held something protobuf cannot carry: unknown JSON
+/// members (read from JSON), or an int_or_string integer beyond Go's int32
+/// intVal. The typed client then sends JSON instead.
+[[nodiscard]] std::string encode_protobuf(proto_write_fn fn, const void* in, bool* lossy = nullptr);
+
+template <class T>
+void read_proto_erased(proto_reader& in, void* out, const json_path& at) {
+  read_proto(in, *static_cast<T*>(out), at);
+}
+template <class T>
+void write_proto_erased(const void* in, proto_writer& out) {
+  write_proto(*static_cast<const T*>(in), out);
+}
+
 }  // namespace codec
+
+/// Whether T has a protobuf codec (every generated built-in type but the
+/// apiextensions ones; no CRD type).
+template <class T>
+concept has_protobuf = requires(codec::proto_reader& r, T& o, const T& c, codec::proto_writer& w, const json_path& at) {
+  read_proto(r, o, at);
+  write_proto(c, w);
+};
 
 /// Decodes a JSON document into T; throws decode_error.
 template <class T>
@@ -158,6 +216,40 @@ template <class T>
 template <class T>
 [[nodiscard]] std::string to_json(const T& obj) {
   return codec::encode_text(&codec::encode_erased<T>, &obj);
+}
+
+/// Decodes a protobuf body as the API server sends it ("k8s\0" and the
+/// runtime.Unknown envelope) into T; apiVersion and kind come from the
+/// envelope. Throws decode_error.
+template <has_protobuf T>
+[[nodiscard]] T from_protobuf(std::string_view body) {
+  const auto env = codec::open_envelope(body);
+  T out{};
+  codec::decode_protobuf(env.raw, &codec::read_proto_erased<T>, &out);
+  if constexpr (requires {
+                  out.api_version = std::string();
+                  out.kind = std::string();
+                }) {
+    if (!env.api_version.empty()) out.api_version = std::string(env.api_version);
+    if (!env.kind.empty()) out.kind = std::string(env.kind);
+  }
+  return out;
+}
+
+/// Encodes T as a protobuf body with its envelope; the envelope's apiVersion
+/// and kind are the object's own. Unknown JSON members the object holds are
+/// not written (protobuf cannot carry them).
+template <has_protobuf T>
+[[nodiscard]] std::string to_protobuf(const T& obj) {
+  std::string_view api_version, kind;
+  if constexpr (requires {
+                  obj.api_version.value();
+                  obj.kind.value();
+                }) {
+    if (obj.api_version) api_version = *obj.api_version;
+    if (obj.kind) kind = *obj.kind;
+  }
+  return codec::seal_envelope(api_version, kind, codec::encode_protobuf(&codec::write_proto_erased<T>, &obj));
 }
 
 }  // namespace kube

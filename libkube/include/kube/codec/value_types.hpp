@@ -194,10 +194,13 @@ private:
   std::shared_ptr<const std::string> t_;
 };
 
-/// The JSON members of an object that its C++ struct has no field for.
-/// Decoding keeps them and encoding writes them back, so a client built
-/// against an older API never drops newer fields on update. Copies share one
-/// immutable object until one of them is changed.
+/// The JSON members of an object that its C++ struct has no field for, and
+/// the protobuf fields it has no field for. Decoding keeps them and encoding
+/// writes them back, so a client built against an older API never drops
+/// newer fields on update. Each wire format keeps its own: an object read as
+/// protobuf and written as JSON cannot carry its unknown protobuf fields
+/// (nor the reverse), see docs/guides/protobuf.md. Copies share one immutable
+/// object until one of them is changed.
 class unknown_fields {
 public:
   unknown_fields() noexcept = default;
@@ -220,7 +223,9 @@ public:
   }
   void swap(unknown_fields& o) noexcept { std::swap(r_, o.r_); }
 
+  /// No JSON members and no protobuf fields.
   [[nodiscard]] bool empty() const noexcept;
+  /// The number of JSON members.
   [[nodiscard]] std::size_t size() const noexcept;
   /// The member, or nullptr.
   [[nodiscard]] const boost::json::value* find(std::string_view key) const noexcept;
@@ -231,6 +236,11 @@ public:
   }
   /// The members, or nullptr when there are none.
   [[nodiscard]] const boost::json::object* get() const noexcept;
+  /// The unknown protobuf fields, as they were on the wire (tag and value
+  /// of each); empty when there are none.
+  [[nodiscard]] std::string_view protobuf() const noexcept;
+  /// Keeps whole protobuf fields (what protobuf() returns).
+  void append_protobuf(std::string_view fields);
 
   friend bool operator==(const unknown_fields& a, const unknown_fields& b) noexcept;
 
