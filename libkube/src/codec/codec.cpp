@@ -1,6 +1,7 @@
 #include "codec/parse_json.hpp"
 
 #include <kube/codec/codec_impl.hpp>
+#include <kube/codec/proto_impl.hpp>
 #include <kube/codec/json_reader.hpp>
 #include <kube/detail/config_files.hpp>
 #include <kube/detail/typed_core.hpp>
@@ -319,6 +320,48 @@ void decode_shared_list(const boost::json::value& in, const shared_list_sink& s,
     for (std::size_t i = 0; i < a->size(); ++i) {
       const json_path item{&here, {}, i};
       s.decode_item((*a)[i], s.add_item(s.items), item);
+    }
+  }
+}
+
+void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, const json_path& at) {
+  reset(s);
+  if (!s.proto_item) codec::fail(at, "the item type has no protobuf codec");
+  const json_path items{&at, "items"};
+  std::size_t i = 0;
+  while (in.next()) {
+    if (in.tag() == 1) {  // ListMeta
+      const json_path here{&at, "metadata"};
+      auto md = in.message(here);
+      std::optional<std::string> rv, cont;
+      std::optional<std::int64_t> remaining;
+      while (md.next()) {
+        switch (md.tag()) {
+        case 2:
+          codec::pb::read(md, rv, {&here, "resourceVersion"});
+          break;
+        case 3:
+          codec::pb::read(md, cont, {&here, "continue"});
+          break;
+        case 4:
+          codec::pb::read(md, remaining, {&here, "remainingItemCount"});
+          break;
+        default:
+          md.skip();
+          break;
+        }
+      }
+      take_list_meta(s, rv, cont, remaining);
+    } else if (in.tag() == 2) {
+      const json_path item{&items, {}, i++};
+      auto sub = in.message(item);
+      try {
+        s.proto_item(sub, s.add_item(s.items), item);
+      } catch (const protozero::exception& e) {
+        codec::pb::fail_malformed(item, e);
+      }
+    } else {
+      in.skip();
     }
   }
 }

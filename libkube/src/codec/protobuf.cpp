@@ -1,8 +1,13 @@
 // Kubernetes' protobuf encoding: the leaves of the generated codecs, the
 // "k8s\0" + runtime.Unknown envelope, and the type-erased entry points.
 
+#include "codec/protobuf_meta.hpp"
+
 #include <kube/codec/json_reader.hpp>
 #include <kube/codec/proto_impl.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
 
 #include <protozero/exception.hpp>
 
@@ -56,18 +61,20 @@ void proto_writer::put_unknown(const unknown_fields& u) {
   // bytes were checked when they were read.
   proto_reader in(u.protobuf());
   while (in.next()) {
+    // The tag first: protozero's getters may clear it.
+    const auto tag = in.tag();
     switch (in.wire_type()) {
     case pbf_wire_type::varint:
-      add_uint64(in.tag(), in.get_uint64());
+      add_uint64(tag, in.get_uint64());
       break;
     case pbf_wire_type::fixed64:
-      add_fixed64(in.tag(), in.get_fixed64());
+      add_fixed64(tag, in.get_fixed64());
       break;
     case pbf_wire_type::length_delimited:
-      add_bytes(in.tag(), in.get_view());
+      add_bytes(tag, in.get_view());
       break;
     case pbf_wire_type::fixed32:
-      add_fixed32(in.tag(), in.get_fixed32());
+      add_fixed32(tag, in.get_fixed32());
       break;
     default:
       in.skip();
@@ -278,8 +285,10 @@ protobuf_envelope open_envelope(std::string_view body) {
       case 1: {  // typeMeta
         auto tm = in.message(root);
         while (tm.next()) {
-          if ((tm.tag() == 1 || tm.tag() == 2) && tm.wire_type() == pbf_wire_type::length_delimited) {
-            (tm.tag() == 1 ? env.api_version : env.kind) = tm.get_view();
+          if (tm.tag() == 1 && tm.wire_type() == pbf_wire_type::length_delimited) {
+            env.api_version = tm.get_view();
+          } else if (tm.tag() == 2 && tm.wire_type() == pbf_wire_type::length_delimited) {
+            env.kind = tm.get_view();
           } else {
             tm.skip();
           }
@@ -346,3 +355,145 @@ std::string encode_protobuf(proto_write_fn fn, const void* in, bool* lossy) {
 }
 
 }  // namespace kube::codec
+
+// ---- Status and bookmark metadata, read by hand -----------------------------
+
+namespace kube::detail {
+
+namespace {
+
+using codec::proto_reader;
+namespace pb = codec::pb;
+
+std::string_view view_of(proto_reader& in, const json_path& at) {
+  if (in.wire_type() != protozero::pbf_wire_type::length_delimited) pb::fail_wire(in, at, "a string");
+  return in.get_view();
+}
+
+boost::json::object status_cause(proto_reader in, const json_path& at) {
+  boost::json::object o;
+  while (in.next()) {
+    const char* key = in.tag() == 1 ? "reason" : in.tag() == 2 ? "message" : in.tag() == 3 ? "field" : nullptr;
+    if (key) {
+      o[key] = view_of(in, at);
+    } else {
+      in.skip();
+    }
+  }
+  return o;
+}
+
+boost::json::object status_details(proto_reader in, const json_path& at) {
+  boost::json::object o;
+  boost::json::array causes;
+  while (in.next()) {
+    switch (in.tag()) {
+    case 1:
+      o["name"] = view_of(in, at);
+      break;
+    case 2:
+      o["group"] = view_of(in, at);
+      break;
+    case 3:
+      o["kind"] = view_of(in, at);
+      break;
+    case 6:
+      o["uid"] = view_of(in, at);
+      break;
+    case 4:
+      causes.push_back(status_cause(in.message(at), at));
+      break;
+    case 5: {
+      std::int32_t s = 0;
+      pb::read(in, s, at);
+      o["retryAfterSeconds"] = s;
+      break;
+    }
+    default:
+      in.skip();
+      break;
+    }
+  }
+  if (!causes.empty()) o["causes"] = std::move(causes);
+  return o;
+}
+
+}  // namespace
+
+boost::json::object status_from_protobuf(std::string_view message) {
+  const json_path root{};
+  boost::json::object o{{"apiVersion", "v1"}, {"kind", "Status"}};
+  try {
+    proto_reader in(message);
+    while (in.next()) {
+      switch (in.tag()) {
+      case 2:
+        o["status"] = view_of(in, root);
+        break;
+      case 3:
+        o["message"] = view_of(in, root);
+        break;
+      case 4:
+        o["reason"] = view_of(in, root);
+        break;
+      case 5:
+        o["details"] = status_details(in.message(root), root);
+        break;
+      case 6: {
+        std::int32_t code = 0;
+        pb::read(in, code, root);
+        o["code"] = code;
+        break;
+      }
+      default:
+        in.skip();
+        break;
+      }
+    }
+  } catch (const protozero::exception& e) {
+    pb::fail_malformed(root, e);
+  }
+  return o;
+}
+
+boost::json::object bookmark_from_protobuf(const codec::protobuf_envelope& env) {
+  const json_path root{};
+  boost::json::object md;
+  try {
+    proto_reader in(env.raw);
+    while (in.next()) {
+      if (in.tag() != 1) {
+        in.skip();
+        continue;
+      }
+      auto meta = in.message(root);
+      while (meta.next()) {
+        if (meta.tag() == 6) {
+          md["resourceVersion"] = view_of(meta, root);
+        } else if (meta.tag() == 12) {  // map<string, string> annotations
+          auto entry = meta.message(root);
+          std::string_view key, value;
+          while (entry.next()) {
+            if (entry.tag() == 1) {
+              key = view_of(entry, root);
+            } else if (entry.tag() == 2) {
+              value = view_of(entry, root);
+            } else {
+              entry.skip();
+            }
+          }
+          auto& a = md["annotations"];
+          if (!a.is_object()) a.emplace_object();
+          a.as_object()[key] = value;
+        } else {
+          meta.skip();
+        }
+      }
+    }
+  } catch (const protozero::exception& e) {
+    pb::fail_malformed(root, e);
+  }
+  return {{"apiVersion", env.api_version}, {"kind", env.kind}, {"metadata", std::move(md)}};
+}
+
+}  // namespace kube::detail

@@ -47,6 +47,7 @@ transport_params to_settings(const client_config& c, client_params o) {
   s.max_idle_connections = o.max_idle_connections;
   s.max_response_body = o.max_response_body;
   s.max_retries = o.max_retries;
+  s.json_only = o.json_only;
   s.log = std::move(o.log);
   s.on_warning = std::move(o.on_warning);
   return s;

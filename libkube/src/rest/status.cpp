@@ -1,4 +1,5 @@
 #include "codec/parse_json.hpp"
+#include "codec/protobuf_meta.hpp"
 #include "rest/status.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -29,7 +30,17 @@ error_code status_error(unsigned http_status, const std::string& body, const req
   std::string reason;
   int code = static_cast<int>(http_status);
   boost::system::error_code jec;
-  auto doc = detail::parse_json(body, jec);
+  boost::json::value doc;
+  if (body.starts_with(codec::protobuf_magic)) {
+    // A client that asked for protobuf gets its Status as protobuf.
+    try {
+      const auto env = codec::open_envelope(body);
+      if (env.kind == "Status") doc = status_from_protobuf(env.raw);
+    } catch (const decode_error&) {  // NOLINT(bugprone-empty-catch): kept as an excerpt below
+    }
+  } else {
+    doc = detail::parse_json(body, jec);
+  }
   if (!jec && doc.is_object() && doc.as_object().contains("kind") && doc.as_object().at("kind") == "Status") {
     auto& st = doc.as_object();
     if (const auto* r = st.if_contains("reason"); r && r->is_string()) reason = r->as_string();

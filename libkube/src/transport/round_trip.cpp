@@ -210,7 +210,7 @@ asio::awaitable<error_code> client_impl::throttle() {
 }
 
 asio::awaitable<result<response>> client_impl::run(request req) {
-  if (json_too_deep(req.body())) {
+  if (!req.content_type().starts_with(codec::protobuf_media_type) && json_too_deep(req.body())) {
     // What the SDK could not read back is not sent (one limit both ways).
     result<response> r;
     r.ec = client_errc::encode_error;
@@ -230,6 +230,12 @@ asio::awaitable<result<response>> client_impl::run(request req) {
     const auto action = policy.next(facts);
     switch (action.what) {
     case retry_action::kind::done:
+      if (answered && settings.log.enabled(log_level::trace)) {
+        settings.log.log(log_level::trace,
+                         req.describe() + ": HTTP " + std::to_string(r.value.status) + ", " +
+                             (r.value.content_type.empty() ? "no content type" : r.value.content_type) + ", " +
+                             std::to_string(r.value.body.size()) + " bytes");
+      }
       if (action.not_replayed) {
         r.diag.set_client_message(r.diag.client_message() +
                                   " (the reused connection closed before any answer; not sent again, as the server "

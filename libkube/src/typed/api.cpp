@@ -3,11 +3,13 @@
 // through T's codec function; the request machinery is kube::client's, the
 // query parameters the dynamic client's (rest_params.hpp).
 #include "codec/parse_json.hpp"
+#include "codec/protobuf_meta.hpp"
 #include "transport/client_impl.hpp"
 #include "rest/rest_params.hpp"
 
 #include <kube/typed/api.hpp>
 #include <kube/codec/codec_impl.hpp>
+#include <kube/codec/proto_impl.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -86,11 +88,41 @@ std::string where(const typed_target& t, const std::string& ns, const std::strin
   return w;
 }
 
-request base(const typed_target& t, const std::string& ns, bool list = false) {
+// What a typed request accepts when it can read protobuf: as client-go's
+// clientsets, protobuf first, JSON for what the server cannot send so.
+constexpr std::string_view protobuf_or_json = "application/vnd.kubernetes.protobuf, application/json";
+
+// `proto`: the answer's reader can read protobuf.
+request base(const typed_target& t, const std::string& ns, bool list, bool proto) {
   request r;
   r.group(t.group).version(t.version).resource(t.plural).namespace_(t.namespaced ? ns : std::string());
-  if (const auto& a = list ? t.accept_list : t.accept_object; !a.empty()) r.accept(a);
+  if (const auto& a = list ? t.accept_list : t.accept_object; !a.empty()) {
+    r.accept(a);
+  } else if (proto && t.protobuf) {
+    r.accept(std::string(protobuf_or_json));
+  }
   return r;
+}
+
+bool is_protobuf(const response& r) noexcept { return r.content_type.starts_with(codec::protobuf_media_type); }
+
+// Reads a protobuf body (envelope, then the message) into `out`.
+error_code read_protobuf_body(const std::string& body, codec::proto_read_fn read,
+                              void (*type_meta)(void*, std::string_view, std::string_view), void* out,
+                              const std::string& what, diagnostics& diag) {
+  if (!read) {
+    diag.set_client_message(what + ": the server answered in protobuf, which this type cannot read");
+    return client_errc::decode_error;
+  }
+  try {
+    const auto env = codec::open_envelope(body);
+    codec::decode_protobuf(env.raw, read, out);
+    if (type_meta) type_meta(out, env.api_version, env.kind);
+    return {};
+  } catch (const decode_error& e) {
+    diag.set_client_message(what + ": " + e.what());
+  }
+  return client_errc::decode_error;
 }
 
 // The object named by a decode error's path ".items[12]...", if any.
@@ -180,15 +212,16 @@ void unary(const typed_ptr& t, request req, std::string what, Decode decode, typ
        decode = std::move(decode)]() mutable -> asio::awaitable<result<typed_done>> {
         auto r = co_await impl->run(req);
         result<typed_done> out{r.ec, std::move(r.diag), {}};
-        if (!out.ec) out.ec = decode(r.value.body, what, out.diag);
+        if (!out.ec) out.ec = decode(r.value, what, out.diag);
         co_return out;
       },
       std::move(h), finish_result{});
 }
 
 auto into(decode_slot slot) {
-  return [slot = std::move(slot)](const std::string& body, const std::string& what, diagnostics& diag) {
-    return read_body(body, slot.read, slot.decode, slot.out, what, diag);
+  return [slot = std::move(slot)](const response& r, const std::string& what, diagnostics& diag) {
+    if (is_protobuf(r)) return read_protobuf_body(r.body, slot.proto_read, slot.type_meta, slot.out, what, diag);
+    return read_body(r.body, slot.read, slot.decode, slot.out, what, diag);
   };
 }
 
@@ -212,6 +245,18 @@ error_code resolve(const typed_target& t, const std::string& verb, const std::st
 }
 
 }  // namespace
+
+bool client_allows_protobuf(const client& c) noexcept { return !client_access::impl(c)->settings.json_only; }
+
+bool encode_body_protobuf(codec::proto_write_fn enc, const void* obj, std::string_view api_version,
+                          std::string_view kind, typed_body& out) {
+  bool lossy = false;
+  auto raw = codec::encode_protobuf(enc, obj, &lossy);
+  if (lossy) return false;
+  out.body = codec::seal_envelope(api_version, kind, raw);
+  out.content_type = std::string(codec::protobuf_media_type);
+  return true;
+}
 
 void check_typed_target(const typed_target& t) {
   if (!t.namespaced && !t.namespace_name.empty())
@@ -237,7 +282,7 @@ typed_body encode_body(codec::encode_fn enc, const void* obj, std::string_view a
         out.namespace_name = ns->as_string();
     }
   }
-  out.json = json::serialize(v);
+  out.body = json::serialize(v);
   return out;
 }
 
@@ -246,7 +291,7 @@ void typed_get(typed_ptr t, std::string name, std::string subresource, decode_sl
   diagnostics diag;
   if (auto ec = resolve(*t, subresource.empty() ? "get" : "get " + subresource + " of", name, {}, ns, what, diag))
     return complete_now(t, std::move(h), ec, std::move(diag));
-  auto req = base(*t, ns);
+  auto req = base(*t, ns, false, out.proto_read != nullptr);
   req.name(name).subresource(subresource);
   unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
 }
@@ -261,7 +306,7 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
         if (all_pages && !p.limit) p.limit = 500;
         bool first = true;
         for (;;) {
-          auto req = base(*t, t->namespace_name, true);
+          auto req = base(*t, t->namespace_name, true, out.proto_read != nullptr);
           add_list_params(req, p);
           auto r = co_await impl->run(req);
           if (r.ec) {
@@ -284,7 +329,9 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
             page = out.make_page();
             into = page.get();
           }
-          res.ec = read_body(r.value.body, out.read, out.decode, into, what, res.diag);
+          res.ec = is_protobuf(r.value)
+                       ? read_protobuf_body(r.value.body, out.proto_read, out.type_meta, into, what, res.diag)
+                       : read_body(r.value.body, out.read, out.decode, into, what, res.diag);
           r.value.body = std::string();  // the page's text is not needed while the next one is read
           if (res.ec) co_return res;
           std::string next = out.take_continue(into, all_pages);
@@ -307,9 +354,9 @@ void typed_create(typed_ptr t, typed_body body, std::string name, std::string su
   if (auto ec = resolve(*t, sub ? "create " + subresource + " of" : "create", target, body.namespace_name, ns, what,
                         diag, sub))
     return complete_now(t, std::move(h), ec, std::move(diag));
-  auto req = base(*t, ns);
+  auto req = base(*t, ns, false, out.proto_read != nullptr);
   if (sub) req.name(target).subresource(subresource);
-  req.method(http_method::post).body(std::move(body.json));
+  req.method(http_method::post).body(std::move(body.body), std::move(body.content_type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
   unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
 }
@@ -322,8 +369,11 @@ void typed_replace(typed_ptr t, typed_body body, std::string name, std::string s
   if (auto ec = resolve(*t, subresource.empty() ? "replace" : "replace " + subresource + " of", target,
                         body.namespace_name, ns, what, diag))
     return complete_now(t, std::move(h), ec, std::move(diag));
-  auto req = base(*t, ns);
-  req.method(http_method::put).name(target).subresource(subresource).body(std::move(body.json));
+  auto req = base(*t, ns, false, out.proto_read != nullptr);
+  req.method(http_method::put)
+      .name(target)
+      .subresource(subresource)
+      .body(std::move(body.body), std::move(body.content_type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
   unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
 }
@@ -348,7 +398,7 @@ void typed_patch(typed_ptr t, std::string name, patch_type type, std::string bod
     diag.set_client_message(what + ": server-side apply needs patch_params.field_manager");
     return complete_now(t, std::move(h), client_errc::invalid_config, std::move(diag));
   }
-  auto req = base(*t, ns);
+  auto req = base(*t, ns, false, out.proto_read != nullptr);
   req.method(http_method::patch).name(name).subresource(subresource).body(std::move(body), content_type_of(type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
   if (p.force) req.param("force", "true");
@@ -357,7 +407,22 @@ void typed_patch(typed_ptr t, std::string name, patch_type type, std::string bod
 
 namespace {
 auto into_delete(delete_slot slot) {
-  return [slot = std::move(slot)](const std::string& body, const std::string& what, diagnostics& diag) {
+  return [slot = std::move(slot)](const response& r, const std::string& what, diagnostics& diag) -> error_code {
+    const auto& body = r.body;
+    if (is_protobuf(r)) {
+      codec::protobuf_envelope env;
+      try {
+        env = codec::open_envelope(body);
+        if (env.kind == "Status" && slot.object_kind != "Status") {
+          return decode_value(status_from_protobuf(env.raw), &codec::decode_erased<api_status>,
+                              slot.emplace_status(slot.result), what, diag);
+        }
+      } catch (const decode_error& e) {
+        diag.set_client_message(what + ": " + e.what());
+        return client_errc::decode_error;
+      }
+      return read_protobuf_body(body, slot.proto_read, slot.type_meta, slot.emplace_object(slot.result), what, diag);
+    }
     json::monotonic_resource mr;
     json::value v;
     if (auto ec = parse_body(body, what, v, &mr, diag)) return ec;
@@ -374,13 +439,13 @@ void typed_delete(typed_ptr t, std::string name, delete_params p, delete_slot ou
   diagnostics diag;
   if (auto ec = resolve(*t, "delete", name, {}, ns, what, diag))
     return complete_now(t, std::move(h), ec, std::move(diag));
-  auto req = base(*t, ns);
+  auto req = base(*t, ns, false, out.proto_read != nullptr);
   req.method(http_method::delete_).name(name).body(delete_options(p));
   unary(t, std::move(req), std::move(what), into_delete(std::move(out)), std::move(h));
 }
 
 void typed_delete_collection(typed_ptr t, list_params lp, delete_params dp, delete_slot out, typed_completion h) {
-  auto req = base(*t, t->namespace_name, true);
+  auto req = base(*t, t->namespace_name, true, out.proto_read != nullptr);
   req.method(http_method::delete_).body(delete_options(dp));
   add_list_params(req, lp);
   unary(t, std::move(req), "delete collection " + where(*t, t->namespaced ? t->namespace_name : std::string()),
@@ -396,7 +461,7 @@ void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr
       {"apiVersion", "policy/v1"}, {"kind", "Eviction"}, {"metadata", json::object{{"name", name}, {"namespace", ns}}}};
   auto opts = json::parse(delete_options(p));
   body["deleteOptions"] = std::move(opts);
-  auto req = base(*t, ns);
+  auto req = base(*t, ns, false, false);
   req.method(http_method::post).name(name).subresource("eviction").body(json::serialize(body));
   unary(t, std::move(req), std::move(what), into(make_decode_slot(std::move(out))), std::move(h));
 }
@@ -484,7 +549,7 @@ error_code translate_watch_event(watch_event& ev, const event_slot& out, std::st
 
 void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream> out, typed_completion h) {
   const auto& impl = detail::client_access::impl(t->c);
-  auto req = base(*t, t->namespace_name);
+  auto req = base(*t, t->namespace_name, false, t->objects.proto_read != nullptr);
   add_watch_params(req, p);
   spawn_operation(
       impl->strand,

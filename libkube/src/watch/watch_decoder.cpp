@@ -149,6 +149,11 @@ std::optional<std::pair<std::string_view, std::string_view>> compact_envelope(st
 
 }  // namespace
 
+// Builds the event of one protobuf WatchEvent message; false with `why` set
+// when it is malformed (proto_watch_event.cpp).
+bool protobuf_watch_event(std::string_view message, const watch_decoder_params& params, watch_event& out,
+                          std::string& why);
+
 struct watch_decoder::impl {
   explicit impl(const watch_decoder_params& p)
       : params(p),
@@ -166,6 +171,9 @@ struct watch_decoder::impl {
 
   watch_decoder_params params;
   json::stream_parser parser;
+  // Protobuf streams (params.protobuf): the bytes of the frame being read,
+  // kept only while a frame spans write() calls.
+  std::string frame;
   std::optional<json::basic_parser<envelope_handler>> grammar;  // raw_objects: validates, builds nothing
   std::deque<watch_event> queue;
   std::uint64_t consumed = 0;     // body bytes before the current write()
@@ -533,6 +541,96 @@ struct watch_decoder::impl {
     return fail(event_start + bad, what, in, event_tail(event_start + bad + 1));
   }
 
+  // ---- protobuf: 4-byte big-endian length, then a metav1.WatchEvent ----
+
+  static constexpr std::size_t length_bytes = 4;
+
+  error_code proto_fail(std::uint64_t pos, const std::string& what) {
+    ec = client_errc::watch_stream_error;
+    message = "malformed protobuf watch stream at byte offset " + std::to_string(pos) + ": " + what;
+    in_event = false;
+    frame.clear();
+    frame.shrink_to_fit();
+    return ec;
+  }
+
+  // The frame's length from its first four bytes.
+  static std::size_t frame_length(const char* p) noexcept {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    return (std::size_t{u[0]} << 24) | (std::size_t{u[1]} << 16) | (std::size_t{u[2]} << 8) | std::size_t{u[3]};
+  }
+
+  // One complete frame (length and message) at stream offset `pos`.
+  error_code proto_event(std::string_view f, std::uint64_t pos) {
+    watch_event ev;
+    std::string why;
+    if (!protobuf_watch_event(f.substr(length_bytes), params, ev, why)) return proto_fail(pos, why);
+    queue.push_back(std::move(ev));
+    return {};
+  }
+
+  error_code proto_write(const char* data, std::size_t n) {
+    if (ec) return ec;
+    if (finished) return proto_fail(consumed, "data after the end of the stream");
+    std::string_view in(data, n);
+    while (!in.empty()) {
+      const std::uint64_t start = consumed - frame.size();
+      if (frame.empty() && in.size() >= length_bytes) {
+        // The whole frame in this write: no copy.
+        const std::size_t len = frame_length(in.data());
+        if (len > params.max_event_size) return proto_fail(start, too_large(len));
+        if (in.size() >= length_bytes + len) {
+          in_event = true;
+          if (auto e = proto_event(in.substr(0, length_bytes + len), start)) return e;
+          in_event = false;
+          in.remove_prefix(length_bytes + len);
+          consumed += length_bytes + len;
+          continue;
+        }
+      }
+      // A frame across writes: gather it.
+      in_event = true;
+      std::size_t want = length_bytes;
+      if (frame.size() >= length_bytes) want += frame_length(frame.data());
+      if (frame.size() < length_bytes) {
+        const std::size_t take = std::min(length_bytes - frame.size(), in.size());
+        frame.append(in.substr(0, take));
+        in.remove_prefix(take);
+        consumed += take;
+        if (frame.size() < length_bytes) break;
+        const std::size_t len = frame_length(frame.data());
+        if (len > params.max_event_size) return proto_fail(start, too_large(len));
+        want = length_bytes + len;
+        frame.reserve(want);
+      }
+      const std::size_t take = std::min(want - frame.size(), in.size());
+      frame.append(in.substr(0, take));
+      in.remove_prefix(take);
+      consumed += take;
+      if (frame.size() == want) {
+        if (auto e = proto_event(frame, start)) return e;
+        frame.clear();
+        in_event = false;
+      }
+    }
+    return {};
+  }
+
+  std::string too_large(std::size_t len) const {
+    return "a watch event of " + std::to_string(len) + " bytes, more than max_event_size (" +
+           std::to_string(params.max_event_size) + ")";
+  }
+
+  error_code proto_finish() {
+    if (ec) return ec;
+    finished = true;
+    if (in_event) {
+      return proto_fail(consumed - frame.size(),
+                        "the stream ended inside a watch event (" + std::to_string(frame.size()) + " bytes received)");
+    }
+    return {};
+  }
+
   error_code finish() {
     if (ec) return ec;
     if (!pending.empty()) {
@@ -557,6 +655,7 @@ watch_decoder& watch_decoder::operator=(watch_decoder&&) noexcept = default;
 
 error_code watch_decoder::write(const char* data, std::size_t n) {
   try {
+    if (impl_->params.protobuf) return impl_->proto_write(data, n);
     return impl_->write(data, n);
   } catch (...) {
     // Only allocation can throw; the parser is unusable afterwards.
@@ -566,7 +665,10 @@ error_code watch_decoder::write(const char* data, std::size_t n) {
   }
 }
 
-error_code watch_decoder::finish() { return impl_->finish(); }
+error_code watch_decoder::finish() {
+  if (impl_->params.protobuf) return impl_->proto_finish();
+  return impl_->finish();
+}
 
 std::optional<watch_event> watch_decoder::next() {
   if (impl_->queue.empty()) return std::nullopt;

@@ -116,12 +116,6 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
     auto m = to_http(req);
     if ((r.ec = co_await add_headers(m, r.diag))) co_return r;
     auto st = std::make_shared<watch_state>();
-    if (sp.raw_objects) {
-      detail::watch_decoder_params dp;
-      dp.raw_objects = true;
-      if (sp.objects.make && sp.objects.read && sp.objects.type) dp.objects = sp.objects;
-      st->decoder = detail::watch_decoder(dp);
-    }
     st->impl = shared_from_this();
     st->req = req;
     st->idle_timeout = sp.idle_timeout;
@@ -152,6 +146,18 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
     const unsigned status = st->parser.get().result_int();
     surface_warnings(parse_warnings(st->parser.get()));
     if (status >= 200 && status < 300) {
+      // The decoder for what came back: JSON, or protobuf when the request
+      // asked for it and the server could send it.
+      const auto content_type = st->parser.get()[http::field::content_type];
+      detail::watch_decoder_params dp;
+      dp.protobuf = content_type.starts_with(codec::protobuf_media_type);
+      if (settings.log.enabled(log_level::trace)) {
+        settings.log.log(log_level::trace, req.describe() + ": HTTP " + std::to_string(status) + ", " +
+                                               std::string(content_type) + ", streaming");
+      }
+      dp.raw_objects = sp.raw_objects;
+      if (sp.raw_objects && sp.objects.make && sp.objects.read && sp.objects.type) dp.objects = sp.objects;
+      st->decoder = detail::watch_decoder(dp);
       r.value = std::move(st);
       co_return r;
     }

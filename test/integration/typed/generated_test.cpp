@@ -18,6 +18,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <map>
@@ -226,5 +227,109 @@ TEST_CASE("1,200 configmaps listed across pages: every one exactly once", "[type
     for (const auto& cm : all.items) names.insert(std::string(cm.name()));
     CHECK(all.items.size() == static_cast<std::size_t>(total));
     CHECK(names.size() == static_cast<std::size_t>(total));
+  });
+}
+
+namespace {
+
+// The lines the client logged at trace level since `from` (one per answer:
+// "<request>: HTTP <status>, <content type>, ...").
+std::string log_since(std::size_t from) {
+  std::lock_guard lk(log_capture().m);
+  return log_capture().text.substr(std::min(from, log_capture().text.size()));
+}
+std::size_t log_size() {
+  std::lock_guard lk(log_capture().m);
+  return log_capture().text.size();
+}
+
+v1::Pod rich_pod(const std::string& name) {
+  v1::Pod p;
+  p.metadata.name = name;
+  p.metadata.labels.emplace()["app"] = "pb";
+  p.spec = one_container();
+  auto& c = p.spec->containers[0];
+  c.resources.emplace().limits.emplace()["cpu"] = kube::quantity("250m");
+  c.liveness_probe.emplace().exec.emplace().command = std::vector<std::string>{"true"};  // an inlined Go struct
+  c.ports.emplace().push_back({});
+  c.ports->back().container_port = 8080;
+  v1::Volume scratch;
+  scratch.name = "scratch";
+  scratch.empty_dir.emplace();  // present and empty: must stay present
+  p.spec->volumes.emplace().push_back(std::move(scratch));
+  p.spec->termination_grace_period_seconds = 0;  // a pointer field holding zero
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("generated Pod: protobuf on the wire by default, the same objects as JSON with json_only",
+          "[typed][generated][protobuf]") {
+  const auto ns = unique_name("gen-pb");
+  create_namespace(ns);
+  with_admin_client([ns](kube::client c) -> asio::awaitable<void> {
+    auto json_settings = admin_cert_settings();
+    json_settings.json_only = true;
+    auto jc = kube::detail::client_access::make(co_await asio::this_coro::executor, std::move(json_settings));
+    kube::api<v1::Pod> pods(c, ns);
+    kube::api<v1::Pod> json_pods(jc, ns);
+    const std::string path = "v1 pods " + ns;  // as request::describe() names them
+    const std::string pb = "application/vnd.kubernetes.protobuf";
+
+    auto mark = log_size();
+    auto made = co_await pods.async_create(rich_pod("p1"));
+    CHECK(log_since(mark).find("POST " + path + ": HTTP 201, " + pb) != std::string::npos);
+    REQUIRE(made.spec->volumes);
+    CHECK(made.spec->volumes->at(0).empty_dir);
+    CHECK(made.spec->termination_grace_period_seconds == 0);
+    CHECK(made.kind == "Pod");
+    CHECK(made.api_version == "v1");
+
+    mark = log_size();
+    auto got = co_await pods.async_get("p1");
+    auto got_json = co_await json_pods.async_get("p1");
+    const auto lines = log_since(mark);
+    CHECK(lines.find("GET " + path + "/p1: HTTP 200, " + pb) != std::string::npos);
+    CHECK(lines.find("GET " + path + "/p1: HTTP 200, application/json") != std::string::npos);
+    CHECK(kube::to_json(got) == kube::to_json(got_json));
+
+    (*got.metadata.labels)["changed"] = "yes";
+    auto replaced = co_await pods.async_replace(got);
+    CHECK(replaced.metadata.labels->at("changed") == "yes");
+    CHECK(kube::to_json(replaced) == kube::to_json(co_await json_pods.async_get("p1")));
+
+    (void)co_await pods.async_create(rich_pod("p2"));
+    mark = log_size();
+    auto list = co_await pods.async_list();
+    auto list_json = co_await json_pods.async_list();
+    CHECK(log_since(mark).find("GET " + path + ": HTTP 200, " + pb) != std::string::npos);
+    REQUIRE(list.items.size() == 2);
+    REQUIRE(list_json.items.size() == 2);
+    CHECK(list.kind == "PodList");
+    for (std::size_t i = 0; i < 2; ++i) CHECK(kube::to_json(list.items[i]) == kube::to_json(list_json.items[i]));
+
+    // The Status of an error comes as protobuf too.
+    auto [ec, missing] = co_await pods.async_get("no-such-pod", tuple);
+    CHECK(ec == kube::api_errc::not_found);
+
+    // A watch reads protobuf events into the type.
+    kube::watch_params wp;
+    wp.resource_version = list.metadata->resource_version.value_or("");
+    mark = log_size();
+    auto w = co_await pods.async_watch(wp);
+    CHECK(log_since(mark).find(pb + ";stream=watch") != std::string::npos);
+    (void)co_await pods.async_delete("p2");
+    bool deleted = false;
+    while (!deleted) {
+      auto ev = co_await w.async_next();
+      if (ev.type == kube::watch_event_type::deleted) {
+        CHECK(ev.object.name() == "p2");
+        CHECK(ev.object.kind == "Pod");
+        CHECK(!ev.resource_version.empty());
+        deleted = true;
+      }
+    }
+    auto d = co_await pods.async_delete("p1");
+    CHECK((d.object || d.status));
   });
 }

@@ -355,7 +355,7 @@ TEST_CASE("write bodies get apiVersion and kind from the traits unless the objec
   cm.metadata.namespace_ = "n";
   cm.data.emplace()["k"] = "v";
   auto b = kube::detail::encode_typed(cm, "v1", "ConfigMap");
-  auto v = json::parse(b.json).as_object();
+  auto v = json::parse(b.body).as_object();
   CHECK(v.at("apiVersion") == "v1");
   CHECK(v.at("kind") == "ConfigMap");
   CHECK(b.name == "a");
@@ -363,7 +363,7 @@ TEST_CASE("write bodies get apiVersion and kind from the traits unless the objec
 
   cm.kind = "Other";
   auto b2 = kube::detail::encode_typed(cm, "v1", "ConfigMap");
-  CHECK(json::parse(b2.json).as_object().at("kind") == "Other");
+  CHECK(json::parse(b2.body).as_object().at("kind") == "Other");
 }
 
 TEST_CASE("api_status round-trips through its codec", "[typed][encode]") {

@@ -218,7 +218,7 @@ struct informer_params {
 ///
 /// Threading: everything mutable lives on the informer's strand; from
 /// other threads use add_handler/remove_handler (posted to the strand),
-/// has_synced (atomic), async_wait_for_sync, lister()/cache() (the Indexer
+/// has_synced (atomic), async_wait_for_sync, make_lister()/cache() (the Indexer
 /// takes a shared lock per read). The informer must outlive its async_run
 /// and any operation posted to it.
 template <class T>

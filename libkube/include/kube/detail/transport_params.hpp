@@ -59,6 +59,7 @@ struct transport_params {
   std::size_t max_idle_connections = 32;
   std::size_t max_response_body = std::size_t{1} << 30;  // bytes after gzip decoding; 0 = none
   int max_retries = 10;                                  // Retry-After answers followed at most this often
+  bool json_only = false;                                // never ask for protobuf (client_params::json_only)
 
   logger log;
   std::function<void(std::string_view)> on_warning;  // server Warning headers

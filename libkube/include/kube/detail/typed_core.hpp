@@ -82,6 +82,9 @@ struct typed_target {
   /// event is framed; unset (the metadata client, types without
   /// resource_version()): the event keeps the text.
   watch_decoder_params::object_reader objects{};
+  /// Ask for protobuf (the type has a protobuf codec, the client was not
+  /// told json_only, no accept_object/accept_list override).
+  bool protobuf = false;
 };
 using typed_ptr = std::shared_ptr<const typed_target>;
 
@@ -96,6 +99,32 @@ std::shared_ptr<void> make_object() {
   return std::make_shared<T>();
 }
 
+/// Whether requests of this client may ask for protobuf (client_params::json_only).
+bool client_allows_protobuf(const client& c) noexcept;
+
+/// Sets apiVersion and kind of an object read from protobuf (its envelope
+/// carries them, the message does not).
+template <class T>
+void set_type_meta(void* obj, std::string_view api_version, std::string_view kind) {
+  auto& o = *static_cast<T*>(obj);
+  if constexpr (requires {
+                  o.api_version = std::string();
+                  o.kind = std::string();
+                }) {
+    if (!api_version.empty()) o.api_version = std::string(api_version);
+    if (!kind.empty()) o.kind = std::string(kind);
+  }
+}
+
+template <class T>
+constexpr codec::proto_read_fn proto_reader_of() noexcept {
+  if constexpr (has_protobuf<T>) {
+    return &codec::read_proto_erased<T>;
+  } else {
+    return nullptr;
+  }
+}
+
 template <class T>
 typed_ptr make_typed_target(client c, std::string ns) {
   using tr = resource_traits<T>;
@@ -108,8 +137,9 @@ typed_ptr make_typed_target(client c, std::string ns) {
   t->plural = tr::plural;
   t->namespaced = tr::namespaced;
   if constexpr (has_resource_version<T>) {
-    t->objects = {&make_object<T>, &codec::read_erased<T>, &typeid(T)};
+    t->objects = {&make_object<T>, &codec::read_erased<T>, &typeid(T), proto_reader_of<T>(), &set_type_meta<T>};
   }
+  t->protobuf = has_protobuf<T> && client_allows_protobuf(t->c);
   return t;
 }
 
@@ -124,7 +154,9 @@ using typed_completion = completion<typed_done>;
 /// Where a decoded body goes.
 struct decode_slot {
   codec::decode_fn decode = nullptr;
-  codec::read_fn read = nullptr;  ///< straight from the text; decode reports bad input
+  codec::read_fn read = nullptr;              ///< straight from the text; decode reports bad input
+  codec::proto_read_fn proto_read = nullptr;  ///< a protobuf body; nullptr: ask for JSON only
+  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;  ///< apiVersion and kind of a protobuf body
   void* out = nullptr;
   std::shared_ptr<void> keep;  ///< keeps *out alive while the operation runs
 };
@@ -132,6 +164,8 @@ struct decode_slot {
 /// A delete's answer: the object (decoded with decode) or a Status.
 struct delete_slot {
   codec::decode_fn decode = nullptr;
+  codec::proto_read_fn proto_read = nullptr;  ///< a protobuf body; nullptr: ask for JSON only
+  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;
   void* result = nullptr;  ///< a delete_result<O>
   void* (*emplace_object)(void*) = nullptr;
   api_status* (*emplace_status)(void*) = nullptr;
@@ -143,6 +177,8 @@ template <class O>
 delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_view kind) {
   delete_slot s;
   s.decode = &codec::decode_erased<O>;
+  s.proto_read = proto_reader_of<O>();
+  s.type_meta = &set_type_meta<O>;
   s.result = r.get();
   s.emplace_object = [](void* p) -> void* { return &static_cast<delete_result<O>*>(p)->object.emplace(); };
   s.emplace_status = [](void* p) -> api_status* { return &static_cast<delete_result<O>*>(p)->status.emplace(); };
@@ -155,7 +191,9 @@ delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_vi
 /// to the result.
 struct list_slot {
   codec::decode_fn decode = nullptr;
-  codec::read_fn read = nullptr;  ///< straight from the text; decode reports bad input
+  codec::read_fn read = nullptr;              ///< straight from the text; decode reports bad input
+  codec::proto_read_fn proto_read = nullptr;  ///< a protobuf page; nullptr: ask for JSON only
+  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;  ///< apiVersion and kind of a page
   void* out = nullptr;
   std::shared_ptr<void> (*make_page)() = nullptr;
   void (*append)(void* dst, void* page) = nullptr;
@@ -185,12 +223,15 @@ struct shared_list_sink {
   void (*clear_items)(void* items);
   codec::read_fn read_item;
   codec::decode_fn decode_item;
+  codec::proto_read_fn proto_item;  ///< nullptr: the item type has no protobuf codec
 };
 /// Decode a List envelope (apiVersion and kind ignored, metadata's
 /// resourceVersion / continue / remainingItemCount kept, items one by one);
 /// throw decode_error as the generated List decoders do.
 void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const json_path& at);
 void decode_shared_list(const boost::json::value& in, const shared_list_sink& s, const json_path& at);
+/// The same from a protobuf List message (ListMeta in field 1, items in 2).
+void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, const json_path& at);
 
 template <class T>
 shared_list_sink make_shared_list_sink(shared_list<T>& l) {
@@ -202,7 +243,8 @@ shared_list_sink make_shared_list_sink(shared_list<T>& l) {
           [](void* items) -> void* { return static_cast<items_t*>(items)->emplace_back(std::make_shared<T>()).get(); },
           [](void* items) { static_cast<items_t*>(items)->clear(); },
           &codec::read_erased<T>,
-          &codec::decode_erased<T>};
+          &codec::decode_erased<T>,
+          proto_reader_of<T>()};
 }
 
 template <class T>
@@ -215,6 +257,11 @@ list_slot make_shared_list_slot(std::shared_ptr<shared_list<T>> out) {
   s.decode = [](const boost::json::value& in, void* o, const json_path& at) {
     decode_shared_list(in, make_shared_list_sink(*static_cast<L*>(o)), at);
   };
+  if constexpr (has_protobuf<T>) {
+    s.proto_read = [](codec::proto_reader& in, void* o, const json_path& at) {
+      read_shared_list_proto(in, make_shared_list_sink(*static_cast<L*>(o)), at);
+    };
+  }
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
   s.append = &append_page<L>;
@@ -234,6 +281,8 @@ list_slot make_list_slot(std::shared_ptr<L> out) {
   list_slot s;
   s.decode = &codec::decode_erased<L>;
   s.read = &codec::read_erased<L>;
+  s.proto_read = proto_reader_of<L>();
+  s.type_meta = &set_type_meta<L>;
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
   s.append = &append_page<L>;
@@ -262,7 +311,8 @@ list_slot make_list_slot(std::shared_ptr<L> out) {
 /// A write body, encoded at call time (so the caller's object may go away
 /// before the operation starts, as with asio::deferred).
 struct typed_body {
-  std::string json;
+  std::string body;  ///< JSON text, or a protobuf body (content_type says)
+  std::string content_type = "application/json";
   std::string name;            ///< metadata.name of the encoded object
   std::string namespace_name;  ///< metadata.namespace of the encoded object
 };
@@ -274,6 +324,32 @@ typed_body encode_body(codec::encode_fn enc, const void* obj, std::string_view a
 template <class U>
 typed_body encode_typed(const U& obj, std::string_view api_version = {}, std::string_view kind = {}) {
   return encode_body(&codec::encode_erased<U>, &obj, api_version, kind);
+}
+
+/// Encodes `obj` as protobuf (envelope apiVersion and kind: the object's
+/// own, else the given ones); false, and `out` untouched, when the object
+/// holds what protobuf cannot carry (unknown JSON members).
+bool encode_body_protobuf(codec::proto_write_fn enc, const void* obj, std::string_view api_version,
+                          std::string_view kind, typed_body& out);
+
+/// The body of a create or replace of a resource kind: protobuf when the
+/// target asks for it and the object can be carried by it, else JSON.
+template <class U>
+typed_body encode_write(const typed_target& t, const U& obj, std::string_view api_version, std::string_view kind) {
+  if constexpr (has_protobuf<U> && requires {
+                  obj.name();
+                  obj.namespace_();
+                }) {
+    if (t.protobuf) {
+      typed_body b;
+      if (encode_body_protobuf(&codec::write_proto_erased<U>, &obj, api_version, kind, b)) {
+        b.name = obj.name();
+        b.namespace_name = obj.namespace_();
+        return b;
+      }
+    }
+  }
+  return encode_typed(obj, api_version, kind);
 }
 
 /// The verbs, in compiled code. `subresource` may be empty.
@@ -319,6 +395,8 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
   decode_slot s;
   s.decode = &codec::decode_erased<R>;
   s.read = &codec::read_erased<R>;
+  s.proto_read = proto_reader_of<R>();
+  s.type_meta = &set_type_meta<R>;
   s.out = out.get();
   s.keep = std::move(out);
   return s;

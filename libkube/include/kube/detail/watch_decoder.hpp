@@ -1,6 +1,7 @@
 #pragma once
 
-// Sans-io decoder for the body of a watch response (`GET ...?watch=true`).
+// Sans-io decoder for the body of a watch response (`GET ...?watch=true`),
+// JSON or protobuf (watch_decoder_params::protobuf).
 //
 // The body is a sequence of JSON objects `{"type":"ADDED","object":{...}}`,
 // one per line as the API server writes them. The transport feeds the
@@ -93,8 +94,24 @@ struct watch_decoder_params {
     std::shared_ptr<void> (*make)() = nullptr;  ///< a new default object of the type
     codec::read_fn read = nullptr;              ///< reads one object into it (codec::read_erased<T>)
     const std::type_info* type = nullptr;       ///< the type (watch_event::decoded_type)
+    /// Reads one object from protobuf (codec::read_proto_erased<T>); nullptr: the type has none.
+    codec::proto_read_fn proto_read = nullptr;
+    /// Sets apiVersion and kind, which a protobuf message leaves to its envelope.
+    void (*type_meta)(void*, std::string_view api_version, std::string_view kind) = nullptr;
   };
   object_reader objects{};
+
+  /// The body is Kubernetes' protobuf watch stream (Content-Type
+  /// application/vnd.kubernetes.protobuf;stream=watch) instead of JSON:
+  /// each event is a 4-byte big-endian length and a metav1.WatchEvent whose
+  /// object is a protobuf body ("k8s\0" and runtime.Unknown). ADDED,
+  /// MODIFIED and DELETED objects are read with objects.proto_read (which
+  /// must be set) into watch_event::decoded; BOOKMARK and ERROR events get
+  /// the JSON object the JSON stream would have carried (metadata only, or
+  /// the Status). The same guarantees hold: split safety, the size limit
+  /// (max_event_size bounds a frame), all or nothing, a sticky error. An
+  /// object that does not fit the type fails the stream, naming the field.
+  bool protobuf = false;
 
   /// How many bytes of the input around the failure an error message quotes
   /// (non-printable bytes escaped), for debugging a decoder. 0, the default,

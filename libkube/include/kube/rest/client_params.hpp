@@ -41,6 +41,13 @@ struct client_params {
   std::size_t max_response_body = std::size_t{1} << 30;
   std::size_t max_idle_connections = 32;  ///< keep-alive pool size (connections)
   int max_retries = 10;                   ///< Retry-After answers followed at most this often
+  /// Never ask for protobuf. By default the typed client (kube::api<T>, and
+  /// informers built on it) asks for protobuf for every built-in type that
+  /// has a protobuf codec, as client-go does, and reads whichever of
+  /// protobuf and JSON comes back; writes of those types go out as
+  /// protobuf. CRDs, the dynamic and the metadata clients always use JSON
+  /// (docs/guides/protobuf.md).
+  bool json_only = false;
 };
 
 }  // namespace kube

@@ -162,7 +162,7 @@ public:
   /// POST. Completion: void(error_code, T) — the object as stored.
   template <class Token = use_awaitable_t>
   auto async_create(const T& obj, const write_params& params = defaults<write_params>, Token&& token = {}) {
-    return write_impl<T>(&detail::typed_create, detail::encode_typed(obj, api_version(), kind()), {}, {}, params,
+    return write_impl<T>(&detail::typed_create, detail::encode_write(*t_, obj, api_version(), kind()), {}, {}, params,
                          std::forward<Token>(token));
   }
 
@@ -170,15 +170,15 @@ public:
   /// it conditional (api_errc::conflict when someone else wrote first).
   template <class Token = use_awaitable_t>
   auto async_replace(const T& obj, const write_params& params = defaults<write_params>, Token&& token = {}) {
-    return write_impl<T>(&detail::typed_replace, detail::encode_typed(obj, api_version(), kind()), {}, {}, params,
+    return write_impl<T>(&detail::typed_replace, detail::encode_write(*t_, obj, api_version(), kind()), {}, {}, params,
                          std::forward<Token>(token));
   }
 
   /// PUT .../status: only the status is written (spec changes are ignored).
   template <class Token = use_awaitable_t>
   auto async_replace_status(const T& obj, const write_params& params = defaults<write_params>, Token&& token = {}) {
-    return write_impl<T>(&detail::typed_replace, detail::encode_typed(obj, api_version(), kind()), {}, "status", params,
-                         std::forward<Token>(token));
+    return write_impl<T>(&detail::typed_replace, detail::encode_write(*t_, obj, api_version(), kind()), {}, "status",
+                         params, std::forward<Token>(token));
   }
 
   /// PATCH with a body in the given format: patch_type::json (RFC 6902
@@ -204,7 +204,7 @@ public:
   auto async_apply(const T& obj, const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     auto b = detail::encode_typed(obj, api_version(), kind());
     auto name = b.name;
-    return patch_impl<T>(name, patch_type::apply, std::move(b.json), {}, params, std::forward<Token>(token));
+    return patch_impl<T>(name, patch_type::apply, std::move(b.body), {}, params, std::forward<Token>(token));
   }
 
   /// Server-side apply of `obj` to the status subresource.
@@ -212,7 +212,7 @@ public:
   auto async_apply_status(const T& obj, const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     auto b = detail::encode_typed(obj, api_version(), kind());
     auto name = b.name;
-    return patch_impl<T>(name, patch_type::apply, std::move(b.json), "status", params, std::forward<Token>(token));
+    return patch_impl<T>(name, patch_type::apply, std::move(b.body), "status", params, std::forward<Token>(token));
   }
 
   /// DELETE. Completion: void(error_code, delete_result<T>) holding what the
