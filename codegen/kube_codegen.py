@@ -644,9 +644,12 @@ class ProtoSchema:
             raise GenError(f"{where}: unknown message {typ}")
         return key
 
-    def pointer(self, msg, pname):
-        """Whether the Go field behind msg.pname is a pointer (written only when set)."""
-        return self.go.get(msg, {}).get(pname, {}).get("pointer", True)
+    def zero_omitted(self, msg, pname):
+        """Whether the Go field behind msg.pname writes its zero to protobuf
+        while JSON omits it: a value field (not a pointer) tagged omitempty.
+        A field without omitempty writes its zero both ways."""
+        info = self.go.get(msg, {}).get(pname, {})
+        return not info.get("pointer", True) and info.get("omitempty", False)
 
     def items_of(self, typ):
         """The element type of a wrapper message {repeated X items = 1} (metav1.Verbs, ExtraValue), else None."""
@@ -717,7 +720,7 @@ def proto_plan(proto, structs, key):
         owner = path[-2].type if len(path) > 1 else key
         how = proto_match(proto, f.type, pf, f"{key}.{f.json_name}")
         if how == "natural" and not f.required and f.type.kind in ("prim", "special") and \
-                f.type.cpp in PRIM_PROTO and not proto.pointer(owner, pf.name):
+                f.type.cpp in PRIM_PROTO and proto.zero_omitted(owner, pf.name):
             how = "nonzero"  # a Go value field: its zero is written to protobuf, omitted from JSON
         entries = top
         for outer in path[:-1]:

@@ -23,8 +23,22 @@ types=(pods deployments statefulsets daemonsets replicasets jobs cronjobs servic
 cluster_types=(namespaces clusterroles clusterrolebindings priorityclasses apiservices flowschemas
   prioritylevelconfigurations customresourcedefinitions validatingadmissionpolicies ingressclasses storageclasses
   csidrivers runtimeclasses mutatingwebhookconfigurations validatingwebhookconfigurations)
-for t in "${types[@]}"; do kc get "$t" -A -o json >"$tmp/$t.json"; done
-for t in "${cluster_types[@]}"; do kc get "$t" -o json >"$tmp/$t.json"; done
+# Each list also as the API server's protobuf answer (curl with the admin
+# certificate), read right after kubectl's: the tool compares the two.
+declare -A group_version  # the first group that serves the name, as kubectl picks it
+while read -r name version; do
+  [[ -v group_version[$name] ]] || group_version[$name]=$version
+done < <(kc api-resources --no-headers -o wide |
+  awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^(v[0-9]|[a-z0-9.-]+\/v[0-9])/) { print $1, $i; break } }')
+protobuf_list() { # PLURAL -> $tmp/PLURAL.pb
+  local gv=${group_version[$1]:-} prefix=/apis
+  [[ -n $gv ]] || { fail "no group/version for $1 in kubectl api-resources"; return; }
+  [[ $gv == */* ]] || prefix=/api
+  curl -sSf --cacert "$KUBE_TEST_CA" --cert "$KUBE_TEST_ADMIN_CERT" --key "$KUBE_TEST_ADMIN_KEY" \
+    -H 'Accept: application/vnd.kubernetes.protobuf' "$KUBE_TEST_SERVER$prefix/$gv/$1" -o "$tmp/$1.pb"
+}
+for t in "${types[@]}"; do kc get "$t" -A -o json >"$tmp/$t.json"; protobuf_list "$t"; done
+for t in "${cluster_types[@]}"; do kc get "$t" -o json >"$tmp/$t.json"; protobuf_list "$t"; done
 
 out=$("$tool" "$tmp"/*.json) || { echo "$out"; fail "round trip of real objects"; finish; }
 echo "$out"
@@ -39,4 +53,7 @@ for kind in "apps/v1 Deployment" "apps/v1 StatefulSet" "apps/v1 DaemonSet" "batc
 done
 total=$(sed -n 's/^round-tripped \([0-9]*\) objects.*/\1/p' <<<"$out")
 if ((total >= 150)); then pass "$total objects"; else fail "only $total objects round-tripped (expected >= 150)"; fi
+same=$(sed -n 's/^protobuf: \([0-9]*\) objects equal.*/\1/p' <<<"$out")
+if ((same >= 150)); then pass "$same objects read from protobuf equal their JSON"; else
+  fail "only ${same:-0} objects compared through protobuf (expected >= 150)"; fi
 finish
