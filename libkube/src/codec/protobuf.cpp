@@ -117,15 +117,8 @@ void read(proto_reader& in, bytes& out, const json_path& at) {
 }
 
 void read(proto_reader& in, quantity& out, const json_path& at) {
-  auto sub = in.message(at);
   std::string text;
-  while (sub.next()) {
-    if (sub.tag() == 1) {
-      read(sub, text, at);
-    } else {
-      sub.skip();
-    }
-  }
+  each_field(in.message(at), 1, [&](proto_reader& f) { read(f, text, at); });
   // As the JSON decoder: the text is not quoted, objects may hold secrets.
   if (!quantity::valid(text)) fail(at, "not a valid quantity (" + std::to_string(text.size()) + " bytes)");
   out = quantity(std::move(text));
@@ -161,16 +154,11 @@ void read(proto_reader& in, int_or_string& out, const json_path& at) {
 
 void read(proto_reader& in, raw_json& out, const json_path& at) {
   // RawExtension, FieldsV1, apiextensions' JSON: {bytes raw = 1}, JSON text.
-  auto sub = in.message(at);
   std::string_view text;
-  while (sub.next()) {
-    if (sub.tag() == 1) {
-      expect(sub, pbf_wire_type::length_delimited, at, "bytes");
-      text = sub.get_view();
-    } else {
-      sub.skip();
-    }
-  }
+  each_field(in.message(at), 1, [&](proto_reader& f) {
+    expect(f, pbf_wire_type::length_delimited, at, "bytes");
+    text = f.get_view();
+  });
   if (text.empty()) {
     out = raw_json();
     return;

@@ -230,17 +230,23 @@ void read_nonzero(proto_reader& in, std::optional<T>& out, const json_path& at) 
   }
 }
 
+/// Calls `f(in)` for each occurrence of field `tag` in the message `in`
+/// (f reads the field), skipping the other fields.
+template <class F>
+void each_field(proto_reader in, protozero::pbf_tag_type tag, F&& f) {
+  while (in.next()) {
+    if (in.tag() == tag) {
+      f(in);
+    } else {
+      in.skip();
+    }
+  }
+}
+
 /// A list wrapped in a message of its own ({repeated X items = 1}: metav1.Verbs, ExtraValue).
 template <class T>
 void read_items(proto_reader& in, std::vector<T>& out, const json_path& at) {
-  auto sub = in.message(at);
-  while (sub.next()) {
-    if (sub.tag() == 1) {
-      read(sub, out, at);
-    } else {
-      sub.skip();
-    }
-  }
+  each_field(in.message(at), 1, [&](proto_reader& f) { read(f, out, at); });
 }
 template <class T>
 void read_items(proto_reader& in, std::optional<std::vector<T>>& out, const json_path& at) {
@@ -251,25 +257,12 @@ void read_items(proto_reader& in, std::optional<std::vector<T>>& out, const json
 /// reads the value (its path names the key).
 template <class M, class F>
 void read_entry(proto_reader& in, M& out, const json_path& at, F&& value) {
-  auto entry = in.message(at);
+  const auto entry = in.message(at);
   std::string key;
-  auto find_key = entry;
-  while (find_key.next()) {
-    if (find_key.tag() == 1) {
-      read(find_key, key, at);
-    } else {
-      find_key.skip();
-    }
-  }
+  each_field(entry, 1, [&](proto_reader& f) { read(f, key, at); });
   auto& v = out[key];
   const json_path here{&at, key};
-  while (entry.next()) {
-    if (entry.tag() == 2) {
-      value(entry, v, here);
-    } else {
-      entry.skip();
-    }
-  }
+  each_field(entry, 2, [&](proto_reader& f) { value(f, v, here); });
 }
 template <class T>
 void read(proto_reader& in, string_map<T>& out, const json_path& at) {
