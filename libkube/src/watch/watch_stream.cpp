@@ -78,8 +78,13 @@ asio::awaitable<result<watch_event>> watch_state::next() {
     if (ec) {
       const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                          ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-      if (ended) {
-        end_of_body();  // the server went away: a half event is an error, else eof
+      if (ended && !parser.is_done() && decoder.in_event()) {
+        // The connection dropped inside an event, before the body's end: a
+        // network failure (the watch is reopened where it was), not a
+        // malformed stream (which costs a relist).
+        fail(ec);
+      } else if (ended) {
+        end_of_body();  // the server went away between events: eof
       } else {
         fail(ec);
       }

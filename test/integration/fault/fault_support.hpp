@@ -52,18 +52,19 @@ inline std::map<std::string, std::string> server_state(const std::string& ns) {
   return out;
 }
 
-inline std::map<std::string, std::string> cache_state(const kube::informer::lister<kube::unstructured>& l,
-                                                      const std::string& ns) {
+// Of a dynamic (kube::unstructured) or a typed (generated ConfigMap) cache.
+template <class Obj>
+std::map<std::string, std::string> cache_state(const kube::informer::lister<Obj>& l, const std::string& ns) {
   std::map<std::string, std::string> out;
   for (const auto& o : l.in_namespace(ns).list()) {
-    if (o->name() != "kube-root-ca.crt") out[o->name()] = o->resource_version();
+    if (o->name() != "kube-root-ca.crt") out[std::string(o->name())] = std::string(o->resource_version());
   }
   return out;
 }
 
 // Polls until the cache equals the apiserver's view, at most `limit`.
-inline bool converges(const kube::informer::lister<kube::unstructured>& l, const std::string& ns,
-                      steady::duration limit) {
+template <class Obj>
+bool converges(const kube::informer::lister<Obj>& l, const std::string& ns, steady::duration limit) {
   const auto until = steady::now() + limit;
   for (;;) {
     const auto server = server_state(ns);

@@ -11,8 +11,10 @@
 #include "support/toxiproxy.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
+#include <kube/api/core/v1/config_map.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
+#include <kube/informer/typed_lister_watcher.hpp>
 #include <kube/tools/leader_election.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace kube_test;
@@ -40,23 +43,37 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A dynamic ConfigMap informer through the proxy, on its own thread, with
-// short timeouts so that a stalled connection is found within seconds.
+// The lister-watcher of ConfigMaps in `ns`: dynamic (kube::unstructured,
+// JSON) or typed (the generated ConfigMap, protobuf by default).
+std::shared_ptr<ki::lister_watcher<kube::unstructured>> configmaps(kube::client c, const std::string& ns,
+                                                                   const kube::unstructured*) {
+  return std::make_shared<ki::dynamic_lister_watcher>(kube::dynamic_api(c, {"", "v1", "configmaps"}, ns),
+                                                      ki::dynamic_lister_watcher_params{"ConfigMap"});
+}
+std::shared_ptr<ki::lister_watcher<k8s::core::v1::ConfigMap>> configmaps(kube::client c, const std::string& ns,
+                                                                         const k8s::core::v1::ConfigMap*) {
+  return std::make_shared<ki::typed_lister_watcher<k8s::core::v1::ConfigMap>>(
+      kube::api<k8s::core::v1::ConfigMap>(c, ns));
+}
+
+// A ConfigMap informer through the proxy, on its own thread, with short
+// timeouts so that a stalled connection is found within seconds. Obj:
+// kube::unstructured (dynamic, JSON) or k8s::core::v1::ConfigMap (typed,
+// protobuf).
+template <class Obj = kube::unstructured>
 struct proxied_informer {
   std::atomic<int> hook_errors{0};   // failed list or watch attempts reported to the hook
   std::atomic<int> hook_relists{0};  // of which the hook said the next attempt relists
   captured_log relist_causes;        // and why
   asio::io_context io;
   kube::client client;
-  ki::shared_index_informer<kube::unstructured> inf;
+  ki::shared_index_informer<Obj> inf;
   asio::cancellation_signal stop;
   std::thread runner;
 
   explicit proxied_informer(const std::string& ns)
       : client(kube::detail::client_access::make(io.get_executor(), settings())),
-        inf(io.get_executor(),
-            std::make_shared<ki::dynamic_lister_watcher>(kube::dynamic_api(client, {"", "v1", "configmaps"}, ns),
-                                                         ki::dynamic_lister_watcher_params{"ConfigMap"}),
+        inf(io.get_executor(), configmaps(client, ns, static_cast<const Obj*>(nullptr)),
             params(hook_errors, hook_relists, relist_causes)) {
     inf.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
     runner = std::thread([this] { io.run(); });
@@ -76,9 +93,8 @@ struct proxied_informer {
     s.connect_timeout = 2s;
     return s;
   }
-  static ki::informer_params<kube::unstructured> params(std::atomic<int>& errors, std::atomic<int>& relists,
-                                                        captured_log& causes) {
-    ki::informer_params<kube::unstructured> o;
+  static ki::informer_params<Obj> params(std::atomic<int>& errors, std::atomic<int>& relists, captured_log& causes) {
+    ki::informer_params<Obj> o;
     o.reflector.watch_idle_timeout = 3s;
     o.reflector.backoff.max = 1s;  // keep the tests short; the backoff itself is unit-tested
     o.on_watch_error = [&errors, &relists, &causes](const ki::watch_failure& f) {
@@ -115,13 +131,24 @@ steady::duration proxied_get(kube::request r) {
   return steady::now() - t0;
 }
 
+// The typed informer's watch was answered in protobuf (its client logs each
+// answer's content type at trace level); the dynamic one's in JSON.
+template <class Obj>
+void check_wire_format(const std::string& ns) {
+  std::lock_guard lk(log_capture().m);
+  const auto watch = "GET v1 configmaps " + ns + ": HTTP 200, application/" +
+                     (std::is_same_v<Obj, kube::unstructured> ? "json" : "vnd.kubernetes.protobuf;stream=watch");
+  CHECK(log_capture().text.find(watch) != std::string::npos);
+}
+
 // Toxics that slow the traffic down: the informer keeps its watch (no relist,
 // no error) and its cache follows the apiserver while they are active.
+template <class Obj = kube::unstructured>
 void check_keeps_working(const std::string& what, const std::vector<toxic_params>& toxics, int n,
                          std::size_t value_size, steady::duration limit) {
   toxiproxy proxy;
   const auto ns = prepare(proxy, what);
-  proxied_informer pi(ns);
+  proxied_informer<Obj> pi(ns);
   pi.wait_synced();
   const auto lister = pi.inf.make_lister();
   REQUIRE(converges(lister, ns, 20s));
@@ -151,9 +178,11 @@ void check_keeps_working(const std::string& what, const std::vector<toxic_params
   churn(ns, "after-", 6);
   REQUIRE(converges(lister, ns, 20s));
   CHECK(pi.stats().lists == before.lists);
+  check_wire_format<Obj>(ns);
 }
 
-std::string relist_causes(proxied_informer& pi) {
+template <class Obj>
+std::string relist_causes(proxied_informer<Obj>& pi) {
   std::lock_guard lk(pi.relist_causes.m);
   return pi.relist_causes.text.empty() ? std::string() : ", relists announced after:" + pi.relist_causes.text;
 }
@@ -161,10 +190,11 @@ std::string relist_causes(proxied_informer& pi) {
 // Toxics that break connections: while one is active the informer may fall
 // behind; once it is removed the informer catches up within seconds, at its
 // last resourceVersion (no relist).
+template <class Obj = kube::unstructured>
 void check_recovers(const std::string& what, const toxic_params& toxic, steady::duration hold, bool converges_during) {
   toxiproxy proxy;
   const auto ns = prepare(proxy, what);
-  proxied_informer pi(ns);
+  proxied_informer<Obj> pi(ns);
   pi.wait_synced();
   const auto lister = pi.inf.make_lister();
   REQUIRE(converges(lister, ns, 20s));
@@ -200,6 +230,7 @@ void check_recovers(const std::string& what, const toxic_params& toxic, steady::
   CHECK(pi.hook_relists == 0);                       // and was told that no relist follows
   CHECK(after.lists == before.lists);                // at its last resourceVersion: no relist
   CHECK(caught_up < 15s);
+  check_wire_format<Obj>(ns);
 }
 
 // Creates (generateName) through the proxy, each on a reused keep-alive
@@ -318,6 +349,29 @@ TEST_CASE("fault: timeout (stall): the informer finds the silent watch and recov
 TEST_CASE("fault: limit_data: connections cut after a few KB, the informer keeps up by reopening its watch",
           "[fault][limit_data]") {
   check_recovers("limit_data", {"limit", "limit_data", "downstream", 1.0, {{"bytes", 8000}}}, 0s, true);
+}
+
+// The same through a typed informer, whose list and watch are protobuf:
+// its framing across tiny segments, cut streams and resets.
+TEST_CASE("fault: slicer: tiny TCP segments both ways, a protobuf informer keeps its watch",
+          "[fault][slicer][protobuf]") {
+  check_keeps_working<k8s::core::v1::ConfigMap>(
+      "slicer-protobuf",
+      {{"slicer-down", "slicer", "downstream", 1.0, {{"average_size", 16}, {"size_variation", 12}, {"delay", 100}}},
+       {"slicer-up", "slicer", "upstream", 1.0, {{"average_size", 8}, {"size_variation", 6}, {"delay", 100}}}},
+      20, 300, 30s);
+}
+
+TEST_CASE("fault: reset_peer: a protobuf informer recovers at its resourceVersion once resets stop",
+          "[fault][reset_peer][protobuf]") {
+  check_recovers<k8s::core::v1::ConfigMap>("reset_peer-protobuf",
+                                           {"reset", "reset_peer", "downstream", 1.0, {{"timeout", 0}}}, 4s, false);
+}
+
+TEST_CASE("fault: limit_data: connections cut after a few KB, a protobuf informer keeps up by reopening its watch",
+          "[fault][limit_data][protobuf]") {
+  check_recovers<k8s::core::v1::ConfigMap>("limit_data-protobuf",
+                                           {"limit", "limit_data", "downstream", 1.0, {{"bytes", 8000}}}, 0s, true);
 }
 
 TEST_CASE("fault: reset_peer: a POST whose answer is reset is not sent again", "[fault][reset_peer][writes]") {
