@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Decode benchmark, ours vs client-go, in one run: how long each takes to
 # turn one recorded PodList response into typed objects, with no network,
-# TLS or informer in the way. Ours reads JSON; client-go is timed on the same
-# JSON and on the same list in protobuf, the format its clientset asks for
-# by default for built-in types. The list comes from a real kube-apiserver +
-# etcd started here (test/cluster), filled by podload with the informer
-# benchmark's pods (~6.6 KB of JSON each, managedFields included).
+# TLS or informer in the way. Both sides are timed on the same list in JSON
+# and in protobuf (the format both typed clients ask for by default for
+# built-in types); ours also on protobuf with every item decoded straight
+# into its own shared_ptr, as the informer's list is (kube-shared). The
+# list comes from a real kube-apiserver + etcd started here (test/cluster),
+# filled by podload with the informer benchmark's pods (~6.6 KB of JSON
+# each, managedFields included).
 #
 #   test/bench/decode/run.sh [-n "10000"] [-p PASSES] [-r RUNS] [-B BUILD_DIR]
 #
 # For every N: creates N pods, records `GET /api/v1/namespaces/NS/pods` with
-# kubectl (JSON) and with client-go (protobuf), then RUNS times, alternating,
-# runs each decoder process, which decodes its list PASSES times and reports
-# the median pass (time and CPU).
-# Prints the medians over runs and the ratios ours/client-go (< 1: ours is
-# cheaper).
+# kubectl (JSON) and with client-go asking for
+# `application/vnd.kubernetes.protobuf` (protobuf), then RUNS times,
+# alternating, runs each of the five decoder processes, which decodes its
+# list PASSES times and reports the median pass (time and CPU).
+# Prints the medians over runs and the ratios ours/client-go on the same
+# format (< 1: ours is cheaper).
+# The raw RESULT lines stay in BUILD_DIR/decode-results.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
@@ -35,7 +39,7 @@ done
 source "$root/test/bench/tools/cluster_bench.sh"
 bench_build "$build" "kube-bench-decode" "./cmd/decode ./cmd/podload"
 bench_cluster_up "$build"
-results="$state/results"
+results="$build/decode-results.txt"  # the raw RESULT lines of this run, kept
 : >"$results"
 
 for n in $sizes; do
@@ -51,6 +55,8 @@ for n in $sizes; do
     echo "== N=$n run $i/$runs" >&2
     "$build/test/bench/decode/kube-bench-decode" --passes "$passes" "$list" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
     "$build/go-bench/decode" -passes "$passes" "$list" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
+    "$build/test/bench/decode/kube-bench-decode" --passes "$passes" "$proto" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
+    "$build/test/bench/decode/kube-bench-decode" --passes "$passes" --shared "$proto" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
     "$build/go-bench/decode" -passes "$passes" "$proto" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
   done
   rm -f "$list" "$proto"
@@ -66,15 +72,25 @@ for line in open(sys.argv[1]):
 def med(rs, key):
     return statistics.median(float(r[key]) for r in rs)
 print(f"decode benchmark: medians of {sys.argv[2]} runs, each the median of {sys.argv[3]} passes")
-print(f"{'N':>7} {'metric':<18} {'kube (JSON)':>12} {'client-go JSON':>15} {'ratio':>6} {'client-go protobuf':>19} {'ratio':>6}")
+print("ratios: ours / client-go on the same format")
+cols = [("kube/json", "kube JSON", None), ("client-go/json", "client-go JSON", None), (None, "ratio", ("kube/json", "client-go/json")),
+        ("kube/protobuf", "kube protobuf", None), (None, "ratio", ("kube/protobuf", "client-go/protobuf")),
+        ("kube-shared/protobuf", "kube pb shared", None), (None, "ratio", ("kube-shared/protobuf", "client-go/protobuf")),
+        ("client-go/protobuf", "client-go protobuf", None)]
+print(f"{'N':>7} {'metric':<18}" + "".join(f" {label:>{max(len(label), 7)}}" for _, label, _ in cols))
 for n in sorted(rows):
-    k, gj, gp = (rows[n].get(x, []) for x in ("kube/json", "client-go/json", "client-go/protobuf"))
-    if not k or not gj or not gp:
-        print(f"{n:>7} missing results"); continue
-    def line(label, fk, fj, fp):
-        print(f"{n:>7} {label:<18} {fk:>12.1f} {fj:>15.1f} {fk / fj:>6.2f} {fp:>19.1f} {fk / fp:>6.2f}")
-    line("bytes (MB)", float(k[0]["bytes"]) / 1e6, float(gj[0]["bytes"]) / 1e6, float(gp[0]["bytes"]) / 1e6)
-    line("ms per list", med(k, "ms"), med(gj, "ms"), med(gp, "ms"))
-    line("CPU ms per list", med(k, "cpu_ms"), med(gj, "cpu_ms"), med(gp, "cpu_ms"))
-    line("peak RSS (MiB)", med(k, "maxrss_kb") / 1024, med(gj, "maxrss_kb") / 1024, med(gp, "maxrss_kb") / 1024)
+    missing = [c for c, _, _ in cols if c and not rows[n].get(c)]
+    if missing:
+        print(f"{n:>7} missing results: {' '.join(missing)}"); continue
+    def line(label, value):
+        v = {c: value(rows[n][c]) for c, _, _ in cols if c}
+        out = f"{n:>7} {label:<18}"
+        for c, head, ratio in cols:
+            w = max(len(head), 7)
+            out += f" {v[ratio[0]] / v[ratio[1]]:>{w}.2f}" if ratio else f" {v[c]:>{w}.1f}"
+        print(out)
+    line("bytes (MB)", lambda rs: float(rs[0]["bytes"]) / 1e6)
+    line("ms per list", lambda rs: med(rs, "ms"))
+    line("CPU ms per list", lambda rs: med(rs, "cpu_ms"))
+    line("peak RSS (MiB)", lambda rs: med(rs, "maxrss_kb") / 1024)
 PY

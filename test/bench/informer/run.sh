@@ -3,6 +3,7 @@
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
 #   test/bench/informer/run.sh [-w "pending status"] [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
+#                              [-i "kube kube-json client-go client-go-json"]
 #
 # For every workload W and every N: creates N pods in a fresh namespace with
 # podload (Go, client-go; test/bench/go/cmd/podload says what they look
@@ -14,6 +15,7 @@
 # after the sync. -s gives both informers the strip-managedFields
 # transform. Prints medians and ratios ours/client-go (< 1: ours uses less);
 # every row names its workload and N.
+# The raw RESULT lines stay in BUILD_DIR/informer-results.txt.
 #
 # Workloads (-w, default "pending"; several run one after the other):
 #   pending  pods as created by their controllers (or kubectl run), never
@@ -27,10 +29,15 @@
 # the event handler has been given every object of it (see the comments at
 # the synced moment in informer_bench.cpp and test/bench/go/cmd/informer).
 #
-# client-go runs as a controller gets it by default: its clientset asks for
-# protobuf for built-in types such as Pod, gzip-compressed; ours asks for
-# JSON. -J adds a third process per run, client-go asked for JSON
-# (impl client-go-json), and a second ratio column against it.
+# Both run as a controller gets them by default: their typed clients ask
+# for protobuf for built-in types such as Pod (the list gzip-compressed).
+# -J adds kube-json (ours with client_params::json_only: list and watch in
+# JSON) and client-go-json (client-go asked for JSON), one process each per
+# run; every column's ratio is against client-go's default. -i names the
+# implementations to run instead (any of kube, kube-json, client-go,
+# client-go-json; client-go is needed for the ratios). Each kube process
+# reports what the server answered its list and watch in (list_type,
+# watch_type), and the table says so.
 #
 # -F adds the floor under the update phase: four more processes per run
 # that receive the same updates through a watch and do less with them
@@ -50,7 +57,7 @@ runs=3
 strip=""
 impls="kube client-go"
 floors=""
-while getopts "w:n:u:r:B:sJF" opt; do
+while getopts "w:n:u:r:B:sJFi:" opt; do
   case $opt in
     w) workloads=$OPTARG ;;
     n) sizes=$OPTARG ;;
@@ -58,10 +65,15 @@ while getopts "w:n:u:r:B:sJF" opt; do
     r) runs=$OPTARG ;;
     B) build=$OPTARG ;;
     s) strip="--strip-managed-fields" ;;
-    J) impls="kube client-go client-go-json" ;;
+    J) impls="kube kube-json client-go client-go-json" ;;
+    i) impls=$OPTARG ;;
     F) floors="floor-tls floor-tls-blocking floor-watch client-go-floor" ;;
-    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F] [-i \"IMPL ...\"]" >&2; exit 2 ;;
   esac
+done
+for i in $impls; do
+  [[ $i == kube || $i == kube-json || $i == client-go || $i == client-go-json ]] ||
+    { echo "$0: unknown implementation $i (kube, kube-json, client-go, client-go-json)" >&2; exit 2; }
 done
 for w in $workloads; do
   [[ $w == pending || $w == status ]] || { echo "$0: unknown workload $w (pending, status)" >&2; exit 2; }
@@ -71,7 +83,7 @@ done
 source "$root/test/bench/tools/cluster_bench.sh"
 bench_build "$build" "kube-bench-informer kube-bench-watch-floor" "./cmd/informer ./cmd/podload ./cmd/watchfloor"
 bench_cluster_up "$build"
-results="$state/results"
+results="$build/informer-results.txt"  # the raw RESULT lines of this run, kept
 : >"$results"
 podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 
@@ -79,8 +91,10 @@ podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 run_one() {
   local impl=$1 ns=$2 out
   out=$(mktemp)
-  if [[ $impl == kube ]]; then
-    "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip >"$out" &
+  if [[ $impl == kube || $impl == kube-json ]]; then
+    local json=""
+    [[ $impl == kube-json ]] && json=--json
+    "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip $json >"$out" &
   elif [[ $impl == floor-* ]]; then
     "$build/test/bench/informer/kube-bench-watch-floor" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" --mode "${impl#floor-}" >"$out" &
   elif [[ $impl == client-go-floor ]]; then
@@ -129,26 +143,41 @@ def upd(rs):
 def per_obj(rs, n):
     return statistics.median((float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n for r in rs)
 print(f"informer benchmark: medians of {sys.argv[2]} runs, {sys.argv[3]} updates after sync, transform: {sys.argv[4]}")
-json_col = any("client-go-json" in r for r in rows.values())
-head = f"{'workload':<8} {'N':>7} {'metric':<22} {'kube':>12} {'client-go':>12} {'ratio':>7}"
-if json_col:
-    head += f" {'client-go JSON':>15} {'ratio':>7}"
+order = ["kube", "kube-json", "client-go", "client-go-json"]
+heads = {"kube": "kube", "kube-json": "kube JSON", "client-go": "client-go", "client-go-json": "client-go JSON"}
+present = [i for i in order if any(i in r for r in rows.values())]
+print("ratios: each implementation / client-go (its default: protobuf, list gzip-compressed)")
+for impl in ("kube", "kube-json"):
+    seen = sorted({(r.get("list_type", "?"), r.get("watch_type", "?")) for v in rows.values() for r in v.get(impl, [])})
+    if seen:
+        print(f"{impl}: server answered " + "; ".join(f"list {l}, watch {w}" for l, w in seen))
+head = f"{'workload':<8} {'N':>7} {'metric':<22}"
+for impl in present:
+    head += f" {heads[impl]:>14}" + (f" {'ratio':>7}" if impl != "client-go" else "")
+like = "kube-json" in present and "client-go-json" in present  # the same bytes on both sides
+if like:
+    head += f" {'JSON/JSON':>9}"
 print(head)
 def metrics(rs, n):
-    return [med(rs, "sync_s"), med(rs, "cpu_s"), med(rs, "cpu_synced_s"), upd(rs), med(rs, "sys_s"),
+    return [med(rs, "sync_s"), med(rs, "cpu_s"), med(rs, "cpu_synced_s"), upd(rs),
+            upd(rs) / int(sys.argv[3]) * 1e6, med(rs, "sys_s"),
             med(rs, "maxrss_kb") / 1024, per_obj(rs, n), med(rs, "updates_s")]
-labels = ["time to synced (s)", "CPU seconds", "  CPU to synced", "  CPU in updates", "  of which system",
-          "peak RSS (MiB)", "RSS/object (bytes)", "updates phase (s)"]
+labels = ["time to synced (s)", "CPU seconds", "  CPU to synced", "  CPU in updates", "  us per update event",
+          "  of which system", "peak RSS (MiB)", "RSS/object (bytes)", "updates phase (s)"]
 for w, n in rows:
-    k, g, j = rows[w, n].get("kube", []), rows[w, n].get("client-go", []), rows[w, n].get("client-go-json", [])
-    if not k or not g or (json_col and not j):
+    if any(not rows[w, n].get(i) for i in present):
         print(f"{w:<8} {n:>7} missing results"); continue
-    mk, mg = metrics(k, n), metrics(g, n)
-    mj = metrics(j, n) if json_col else None
-    for i, label in enumerate(labels):
-        line = f"{w:<8} {n:>7} {label:<22} {mk[i]:>12.3f} {mg[i]:>12.3f} {mk[i] / mg[i] if mg[i] else float('nan'):>7.2f}"
-        if mj:
-            line += f" {mj[i]:>15.3f} {mk[i] / mj[i] if mj[i] else float('nan'):>7.2f}"
+    m = {i: metrics(rows[w, n][i], n) for i in present}
+    base = m.get("client-go")
+    for k, label in enumerate(labels):
+        line = f"{w:<8} {n:>7} {label:<22}"
+        for impl in present:
+            line += f" {m[impl][k]:>14.3f}"
+            if impl != "client-go":
+                line += f" {m[impl][k] / base[k] if base and base[k] else float('nan'):>7.2f}"
+        if like:
+            j = m["client-go-json"][k]
+            line += f" {m['kube-json'][k] / j if j else float('nan'):>9.2f}"
         print(line)
 floor_impls = ["floor-tls-blocking", "floor-tls", "floor-watch", "client-go-floor", "kube", "client-go"]
 if any("floor-tls" in r for r in rows.values()):
