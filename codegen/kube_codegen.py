@@ -1093,7 +1093,18 @@ class Emitter:
         out.append("  for (const char* field = in.position(); in.next(); field = in.position()) {\n")
         if plan:
             self.proto_switch(plan, "in", out, "    ", 0)
-        out.append("    in.keep_unknown(field, out.unknown_fields);\n  }\n}\n\n")
+        out.append("    in.keep_unknown(field, out.unknown_fields);\n  }\n")
+        for f in self.proto_arrays(plan):
+            out.append(f"  kube::codec::pb::fit(out.{f.cpp_name});\n")
+        out.append("}\n\n")
+
+    def proto_arrays(self, entries):
+        """The list members among `entries` (inlined ones included)."""
+        for e in entries:
+            if e.inline is not None:
+                yield from self.proto_arrays(e.inline)
+            elif e.field.type.kind == "array":
+                yield e.field
 
     def proto_writes(self, entries, w, out, ind, depth):
         for e in sorted(entries, key=lambda e: e.pf.number):

@@ -218,6 +218,17 @@ void read(proto_reader& in, std::vector<T>& out, const json_path& at) {
   read(in, out.back(), json_path{&at, {}, out.size() - 1});
 }
 
+/// Repeated fields grow an element at a time; an object that may sit in a
+/// cache for long keeps no spare capacity (JSON arrays are sized exactly).
+template <class T>
+void fit(std::vector<T>& v) {
+  if (v.capacity() != v.size()) v.shrink_to_fit();
+}
+template <class T>
+void fit(std::optional<std::vector<T>>& v) {
+  if (v) fit(*v);
+}
+
 /// A Go value field: its zero is absent.
 template <class T>
 void read_nonzero(proto_reader& in, std::optional<T>& out, const json_path& at) {
