@@ -93,11 +93,12 @@ void fail_malformed(const json_path& at, const std::exception& e) {
   fail(at, std::string("malformed protobuf: ") + e.what());
 }
 
-void read(proto_reader& in, std::string& out, const json_path& at) {
-  expect(in, pbf_wire_type::length_delimited, at, "a string");
-  const auto v = in.get_view();
-  out.assign(v.data(), v.size());
+std::string_view read_view(proto_reader& in, const json_path& at, std::string_view what) {
+  expect(in, pbf_wire_type::length_delimited, at, what);
+  return in.get_view();
 }
+
+void read(proto_reader& in, std::string& out, const json_path& at) { out = read_view(in, at, "a string"); }
 
 void read(proto_reader& in, bool& out, const json_path& at) { out = varint<std::uint64_t>(in, at, "a boolean") != 0; }
 
@@ -110,11 +111,7 @@ void read(proto_reader& in, double& out, const json_path& at) {
   out = in.get_double();
 }
 
-void read(proto_reader& in, bytes& out, const json_path& at) {
-  expect(in, pbf_wire_type::length_delimited, at, "bytes");
-  const auto v = in.get_view();
-  out.str().assign(v.data(), v.size());
-}
+void read(proto_reader& in, bytes& out, const json_path& at) { out.str() = read_view(in, at, "bytes"); }
 
 void read(proto_reader& in, quantity& out, const json_path& at) {
   std::string text;
@@ -155,10 +152,7 @@ void read(proto_reader& in, int_or_string& out, const json_path& at) {
 void read(proto_reader& in, raw_json& out, const json_path& at) {
   // RawExtension, FieldsV1, apiextensions' JSON: {bytes raw = 1}, JSON text.
   std::string_view text;
-  each_field(in.message(at), 1, [&](proto_reader& f) {
-    expect(f, pbf_wire_type::length_delimited, at, "bytes");
-    text = f.get_view();
-  });
+  each_field(in.message(at), 1, [&](proto_reader& f) { text = read_view(f, at, "bytes"); });
   if (text.empty()) {
     out = raw_json();
     return;
@@ -233,28 +227,23 @@ void write(proto_writer& out, protozero::pbf_tag_type tag, const raw_json& v) {
   if (!text.empty()) sub.add_bytes(1, text.data(), text.size());
 }
 
-void write(proto_writer& out, protozero::pbf_tag_type tag, const timestamp& v) {
-  using std::chrono::duration_cast;
-  using std::chrono::seconds;
-  proto_writer sub(out, tag);
-  const auto since = v.time().time_since_epoch();
-  auto s = duration_cast<seconds>(since);
-  if (s > since) s -= seconds(1);  // floor, for times before 1970
-  sub.add_int64(1, s.count());
-}
-
-void write(proto_writer& out, protozero::pbf_tag_type tag, const micro_timestamp& v) {
+namespace {
+// read_time's counterpart: seconds, and for MicroTime the nanoseconds.
+void write_time(proto_writer& out, protozero::pbf_tag_type tag, const timestamp& v, bool micro) {
   using std::chrono::duration_cast;
   using std::chrono::microseconds;
   using std::chrono::seconds;
   proto_writer sub(out, tag);
   const auto since = v.time().time_since_epoch();
   auto s = duration_cast<seconds>(since);
-  if (s > since) s -= seconds(1);
-  const auto us = duration_cast<microseconds>(since - s).count();
+  if (s > since) s -= seconds(1);  // floor, for times before 1970
   sub.add_int64(1, s.count());
-  sub.add_int32(2, static_cast<std::int32_t>(us * 1000));
+  if (micro) sub.add_int32(2, static_cast<std::int32_t>(duration_cast<microseconds>(since - s).count() * 1000));
 }
+}  // namespace
+
+void write(proto_writer& out, protozero::pbf_tag_type tag, const timestamp& v) { write_time(out, tag, v, false); }
+void write(proto_writer& out, protozero::pbf_tag_type tag, const micro_timestamp& v) { write_time(out, tag, v, true); }
 
 }  // namespace pb
 
@@ -284,14 +273,14 @@ protobuf_envelope open_envelope(std::string_view body) {
         break;
       }
       case 2:
-      case 3:
-      case 4: {
-        expect(in, pbf_wire_type::length_delimited, root, "bytes");
-        const auto tag = in.tag();
-        const std::string_view v = in.get_view();
-        (tag == 2 ? env.raw : tag == 3 ? env.content_encoding : env.content_type) = v;
+        env.raw = pb::read_view(in, root, "bytes");
         break;
-      }
+      case 3:
+        env.content_encoding = pb::read_view(in, root, "a string");
+        break;
+      case 4:
+        env.content_type = pb::read_view(in, root, "a string");
+        break;
       default:
         in.skip();
         break;
@@ -353,10 +342,7 @@ namespace {
 using codec::proto_reader;
 namespace pb = codec::pb;
 
-std::string_view view_of(proto_reader& in, const json_path& at) {
-  if (in.wire_type() != protozero::pbf_wire_type::length_delimited) pb::fail_wire(in, at, "a string");
-  return in.get_view();
-}
+std::string_view view_of(proto_reader& in, const json_path& at) { return pb::read_view(in, at, "a string"); }
 
 boost::json::object status_cause(proto_reader in, const json_path& at) {
   boost::json::object o;
@@ -459,17 +445,10 @@ boost::json::object bookmark_from_protobuf(const codec::protobuf_envelope& env) 
         if (meta.tag() == 6) {
           md["resourceVersion"] = view_of(meta, root);
         } else if (meta.tag() == 12) {  // map<string, string> annotations
-          auto entry = meta.message(root);
+          const auto entry = meta.message(root);
           std::string_view key, value;
-          while (entry.next()) {
-            if (entry.tag() == 1) {
-              key = view_of(entry, root);
-            } else if (entry.tag() == 2) {
-              value = view_of(entry, root);
-            } else {
-              entry.skip();
-            }
-          }
+          codec::pb::each_field(entry, 1, [&](proto_reader& f) { key = view_of(f, root); });
+          codec::pb::each_field(entry, 2, [&](proto_reader& f) { value = view_of(f, root); });
           auto& a = md["annotations"];
           if (!a.is_object()) a.emplace_object();
           a.as_object()[key] = value;

@@ -20,21 +20,12 @@ bool protobuf_watch_event(std::string_view message, const watch_decoder_params& 
     codec::proto_reader in(message);
     while (in.next()) {
       if (in.tag() == 1) {
-        if (in.wire_type() != protozero::pbf_wire_type::length_delimited) {
-          why = "the watch event's type is not a string";
-          return false;
-        }
-        type_name = in.get_view();
+        type_name = codec::pb::read_view(in, {&root, "type"}, "a string");
       } else if (in.tag() == 2) {
-        auto object = in.message(root);
+        const json_path object{&root, "object"};
         has_object = true;
-        while (object.next()) {
-          if (object.tag() == 1 && object.wire_type() == protozero::pbf_wire_type::length_delimited) {
-            raw = object.get_view();
-          } else {
-            object.skip();
-          }
-        }
+        codec::pb::each_field(in.message(object), 1,
+                              [&](codec::proto_reader& f) { raw = codec::pb::read_view(f, object, "bytes"); });
       } else {
         in.skip();
       }

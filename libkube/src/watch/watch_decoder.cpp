@@ -573,45 +573,37 @@ struct watch_decoder::impl {
     if (ec) return ec;
     if (finished) return proto_fail(consumed, "data after the end of the stream");
     std::string_view in(data, n);
-    while (!in.empty()) {
-      const std::uint64_t start = consumed - frame.size();
-      if (frame.empty() && in.size() >= length_bytes) {
-        // The whole frame in this write: no copy.
-        const std::size_t len = frame_length(in.data());
-        if (len > params.max_event_size) return proto_fail(start, too_large(len));
-        if (in.size() >= length_bytes + len) {
-          in_event = true;
-          if (auto e = proto_event(in.substr(0, length_bytes + len), start)) return e;
-          in_event = false;
-          in.remove_prefix(length_bytes + len);
-          consumed += length_bytes + len;
-          continue;
-        }
-      }
-      // A frame across writes: gather it.
-      in_event = true;
-      std::size_t want = length_bytes;
-      if (frame.size() >= length_bytes) want += frame_length(frame.data());
-      if (frame.size() < length_bytes) {
-        const std::size_t take = std::min(length_bytes - frame.size(), in.size());
-        frame.append(in.substr(0, take));
-        in.remove_prefix(take);
-        consumed += take;
-        if (frame.size() < length_bytes) break;
-        const std::size_t len = frame_length(frame.data());
-        if (len > params.max_event_size) return proto_fail(start, too_large(len));
-        want = length_bytes + len;
-        frame.reserve(want);
-      }
-      const std::size_t take = std::min(want - frame.size(), in.size());
+    // Moves up to `want` bytes of the input to the frame being gathered.
+    const auto gather = [&](std::size_t want) {
+      const std::size_t take = std::min(want, in.size());
       frame.append(in.substr(0, take));
       in.remove_prefix(take);
       consumed += take;
-      if (frame.size() == want) {
+    };
+    while (!in.empty()) {
+      const std::uint64_t start = consumed - frame.size();
+      in_event = true;
+      // The length: from this write, or gathered across writes.
+      const bool here = frame.empty() && in.size() >= length_bytes;
+      if (!here && frame.size() < length_bytes) {
+        gather(length_bytes - frame.size());
+        if (frame.size() < length_bytes) break;
+      }
+      const std::size_t len = frame_length(here ? in.data() : frame.data());
+      if (len > params.max_event_size) return proto_fail(start, too_large(len));
+      const std::size_t whole = length_bytes + len;
+      if (here && in.size() >= whole) {  // the whole frame in this write: no copy
+        if (auto e = proto_event(in.substr(0, whole), start)) return e;
+        in.remove_prefix(whole);
+        consumed += whole;
+      } else {
+        frame.reserve(whole);
+        gather(whole - frame.size());
+        if (frame.size() < whole) break;
         if (auto e = proto_event(frame, start)) return e;
         frame.clear();
-        in_event = false;
       }
+      in_event = false;
     }
     return {};
   }

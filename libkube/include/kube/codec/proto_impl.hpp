@@ -85,6 +85,9 @@ private:
 namespace pb {
 
 [[noreturn]] void fail_wire(const proto_reader& in, const json_path& at, std::string_view expected);
+/// The current length-delimited field's bytes (a view into the input);
+/// throws decode_error at `at` ("expected <what>") for another wire type.
+[[nodiscard]] std::string_view read_view(proto_reader& in, const json_path& at, std::string_view what);
 
 // Leaves: one wire shape per C++ type (std::string is protobuf string,
 // kube::bytes is bytes, the apimachinery types are their messages).
@@ -174,17 +177,12 @@ template <class T>
 void read(proto_reader& in, std::optional<T>& out, const json_path& at) {
   read(in, out ? *out : out.emplace(), at);
 }
-inline void read(proto_reader& in, std::optional<timestamp>& out, const json_path& at) {
-  timestamp t;
-  if (read_time(in, t, at, false)) {
-    out = t;
-  } else {
-    out.reset();
-  }
-}
-inline void read(proto_reader& in, std::optional<micro_timestamp>& out, const json_path& at) {
-  micro_timestamp t;
-  if (read_time(in, t, at, true)) {
+/// An optional Time or MicroTime: Go's zero time (an empty message) is absent, as JSON's null.
+template <class T>
+  requires std::is_base_of_v<timestamp, T>
+void read(proto_reader& in, std::optional<T>& out, const json_path& at) {
+  T t;
+  if (read_time(in, t, at, std::is_same_v<T, micro_timestamp>)) {
     out = t;
   } else {
     out.reset();
