@@ -703,6 +703,15 @@ class ProtoEntry:
         self.pf, self.field, self.how, self.inline = pf, field, how, inline
 
 
+def proto_fields(entries):
+    """The entries that read a member, those of inlined messages included."""
+    for e in entries:
+        if e.inline is not None:
+            yield from proto_fields(e.inline)
+        else:
+            yield e
+
+
 def proto_plan(proto, structs, key):
     """The ProtoEntry list of structs[key]; raises ProtoMismatch when the
     OpenAPI and protobuf shapes differ."""
@@ -808,25 +817,22 @@ class Emitter:
 
     def plan_protobuf(self, proto):
         """The structs whose fields all match their protobuf message, and
-        whose member structs do too, get a protobuf codec; returns the
-        others' reasons (key -> text)."""
-        plans, why = {}, {}
+        whose member structs do too, get a protobuf codec (self.proto); the
+        others stay JSON only."""
+        plans = {}
         for key in self.structs:
             try:
                 plans[key] = proto_plan(proto, self.structs, key)
-            except ProtoMismatch as e:
-                why[key] = str(e)
+            except ProtoMismatch:
+                pass
         changed = True
         while changed:
             changed = False
             for key in sorted(plans):
-                bad = [r for f in self.structs[key].fields for r in f.type.refs() if r not in plans]
-                if bad:
-                    why[key] = f"holds {bad[0]}, which has no protobuf codec"
+                if any(r not in plans for f in self.structs[key].fields for r in f.type.refs()):
                     del plans[key]
                     changed = True
         self.proto = plans
-        return why
 
     def box_cycles(self):
         edges = {k: set(r for f in s.fields for r in f.type.refs() if r in self.structs) for k, s in self.structs.items()}
@@ -1098,13 +1104,10 @@ class Emitter:
             out.append(f"  kube::codec::pb::fit(out.{f.cpp_name});\n")
         out.append("}\n\n")
 
-    def proto_arrays(self, entries):
+    @staticmethod
+    def proto_arrays(entries):
         """The list members among `entries` (inlined ones included)."""
-        for e in entries:
-            if e.inline is not None:
-                yield from self.proto_arrays(e.inline)
-            elif e.field.type.kind == "array":
-                yield e.field
+        return [e.field for e in proto_fields(entries) if e.field.type.kind == "array"]
 
     def proto_writes(self, entries, w, out, ind, depth):
         for e in sorted(entries, key=lambda e: e.pf.number):
@@ -1285,17 +1288,7 @@ def proto_expected(em, key, value):
     carries them, and a Go value field's zero absent."""
     if not isinstance(value, dict):
         return value
-    plan = em.proto[key]
-    by_json = {}
-
-    def collect(entries):
-        for e in entries:
-            if e.inline is not None:
-                collect(e.inline)
-            else:
-                by_json[e.field.json_name] = e
-
-    collect(plan)
+    by_json = {e.field.json_name: e for e in proto_fields(em.proto[key])}
     out = {}
     for f in em.structs[key].fields:
         if f.json_name not in value or f.json_name not in by_json:

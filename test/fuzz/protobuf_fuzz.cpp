@@ -57,8 +57,7 @@ outcome feed(std::string_view stream, std::size_t cut) {
   p.protobuf = true;
   p.raw_objects = true;
   p.max_event_size = 1 << 16;
-  p.objects = {&kube::detail::make_object<Pod>, &kube::codec::read_erased<Pod>, &typeid(Pod),
-               &kube::codec::read_proto_erased<Pod>, &kube::detail::set_type_meta<Pod>};
+  p.objects = kube::detail::object_reader_of<Pod>();
   kube::detail::watch_decoder d(p);
   outcome o;
   auto drain = [&] {

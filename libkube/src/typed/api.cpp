@@ -107,9 +107,8 @@ request base(const typed_target& t, const std::string& ns, bool list, bool proto
 bool is_protobuf(const response& r) noexcept { return r.content_type.starts_with(codec::protobuf_media_type); }
 
 // Reads a protobuf body (envelope, then the message) into `out`.
-error_code read_protobuf_body(const std::string& body, codec::proto_read_fn read,
-                              void (*type_meta)(void*, std::string_view, std::string_view), void* out,
-                              const std::string& what, diagnostics& diag) {
+error_code read_protobuf_body(const std::string& body, codec::proto_read_fn read, codec::type_meta_fn type_meta,
+                              void* out, const std::string& what, diagnostics& diag) {
   if (!read) {
     diag.set_client_message(what + ": the server answered in protobuf, which this type cannot read");
     return client_errc::decode_error;

@@ -90,10 +90,7 @@ TEST_CASE("a typed Pod informer runs on protobuf by default and converges as a j
   kubectl_apply(pods_manifest(ns, 0, 20));
 
   asio::io_context io;
-  const auto mark = [] {
-    std::lock_guard lk(log_capture().m);
-    return log_capture().text.size();
-  }();
+  const auto mark = log_mark();
   auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   auto json_settings = admin_cert_settings();
   json_settings.json_only = true;
@@ -148,10 +145,7 @@ TEST_CASE("a typed Pod informer runs on protobuf by default and converges as a j
     REQUIRE(other);
     CHECK(kube::to_json(*p) == kube::to_json(*other));
   }
-  const auto log = [&] {
-    std::lock_guard lk(log_capture().m);
-    return log_capture().text.substr(mark);
-  }();
+  const auto log = logged_since(mark);
   const std::string pods = "v1 pods " + ns;
   CHECK(log.find("GET " + pods + ": HTTP 200, application/vnd.kubernetes.protobuf,") != std::string::npos);
   CHECK(log.find("GET " + pods + ": HTTP 200, application/vnd.kubernetes.protobuf;stream=watch") != std::string::npos);

@@ -11,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -30,6 +31,17 @@ struct captured_log {
 inline captured_log& log_capture() {
   static captured_log c;
   return c;
+}
+/// How much has been logged so far: a mark for logged_since.
+inline std::size_t log_mark() {
+  std::lock_guard lk(log_capture().m);
+  return log_capture().text.size();
+}
+/// The lines logged since `mark` (at trace level, one per answer:
+/// "<request>: HTTP <status>, <content type>, ...").
+inline std::string logged_since(std::size_t mark) {
+  std::lock_guard lk(log_capture().m);
+  return log_capture().text.substr(std::min(mark, log_capture().text.size()));
 }
 
 inline transport_params base_settings() {

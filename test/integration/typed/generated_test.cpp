@@ -232,17 +232,6 @@ TEST_CASE("1,200 configmaps listed across pages: every one exactly once", "[type
 
 namespace {
 
-// The lines the client logged at trace level since `from` (one per answer:
-// "<request>: HTTP <status>, <content type>, ...").
-std::string log_since(std::size_t from) {
-  std::lock_guard lk(log_capture().m);
-  return log_capture().text.substr(std::min(from, log_capture().text.size()));
-}
-std::size_t log_size() {
-  std::lock_guard lk(log_capture().m);
-  return log_capture().text.size();
-}
-
 v1::Pod rich_pod(const std::string& name) {
   v1::Pod p;
   p.metadata.name = name;
@@ -276,19 +265,19 @@ TEST_CASE("generated Pod: protobuf on the wire by default, the same objects as J
     const std::string path = "v1 pods " + ns;  // as request::describe() names them
     const std::string pb = "application/vnd.kubernetes.protobuf";
 
-    auto mark = log_size();
+    auto mark = log_mark();
     auto made = co_await pods.async_create(rich_pod("p1"));
-    CHECK(log_since(mark).find("POST " + path + ": HTTP 201, " + pb) != std::string::npos);
+    CHECK(logged_since(mark).find("POST " + path + ": HTTP 201, " + pb) != std::string::npos);
     REQUIRE(made.spec->volumes);
     CHECK(made.spec->volumes->at(0).empty_dir);
     CHECK(made.spec->termination_grace_period_seconds == 0);
     CHECK(made.kind == "Pod");
     CHECK(made.api_version == "v1");
 
-    mark = log_size();
+    mark = log_mark();
     auto got = co_await pods.async_get("p1");
     auto got_json = co_await json_pods.async_get("p1");
-    const auto lines = log_since(mark);
+    const auto lines = logged_since(mark);
     CHECK(lines.find("GET " + path + "/p1: HTTP 200, " + pb) != std::string::npos);
     CHECK(lines.find("GET " + path + "/p1: HTTP 200, application/json") != std::string::npos);
     CHECK(kube::to_json(got) == kube::to_json(got_json));
@@ -299,10 +288,10 @@ TEST_CASE("generated Pod: protobuf on the wire by default, the same objects as J
     CHECK(kube::to_json(replaced) == kube::to_json(co_await json_pods.async_get("p1")));
 
     (void)co_await pods.async_create(rich_pod("p2"));
-    mark = log_size();
+    mark = log_mark();
     auto list = co_await pods.async_list();
     auto list_json = co_await json_pods.async_list();
-    CHECK(log_since(mark).find("GET " + path + ": HTTP 200, " + pb) != std::string::npos);
+    CHECK(logged_since(mark).find("GET " + path + ": HTTP 200, " + pb) != std::string::npos);
     REQUIRE(list.items.size() == 2);
     REQUIRE(list_json.items.size() == 2);
     CHECK(list.kind == "PodList");
@@ -315,9 +304,9 @@ TEST_CASE("generated Pod: protobuf on the wire by default, the same objects as J
     // A watch reads protobuf events into the type.
     kube::watch_params wp;
     wp.resource_version = list.metadata->resource_version.value_or("");
-    mark = log_size();
+    mark = log_mark();
     auto w = co_await pods.async_watch(wp);
-    CHECK(log_since(mark).find(pb + ";stream=watch") != std::string::npos);
+    CHECK(logged_since(mark).find(pb + ";stream=watch") != std::string::npos);
     (void)co_await pods.async_delete("p2");
     bool deleted = false;
     while (!deleted) {

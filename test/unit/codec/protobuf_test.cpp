@@ -37,10 +37,7 @@ std::vector<kube::watch_event> decode_watch(const std::string& stream, std::size
   kube::detail::watch_decoder_params p;
   p.protobuf = true;
   p.raw_objects = true;
-  p.objects = {&kube::detail::make_object<k8s::core::v1::ConfigMap>,
-               &kube::codec::read_erased<k8s::core::v1::ConfigMap>, &typeid(k8s::core::v1::ConfigMap),
-               &kube::codec::read_proto_erased<k8s::core::v1::ConfigMap>,
-               &kube::detail::set_type_meta<k8s::core::v1::ConfigMap>};
+  p.objects = kube::detail::object_reader_of<k8s::core::v1::ConfigMap>();
   kube::detail::watch_decoder d(p);
   std::vector<kube::watch_event> out;
   for (std::size_t at = 0; at < stream.size(); at += split) {

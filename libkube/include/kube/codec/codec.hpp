@@ -167,6 +167,9 @@ struct protobuf_envelope {
 
 using proto_read_fn = void (*)(proto_reader&, void*, const json_path&);
 using proto_write_fn = void (*)(const void*, proto_writer&);
+/// Sets an object's apiVersion and kind, which a protobuf message leaves to
+/// its envelope (type_meta_erased<T>).
+using type_meta_fn = void (*)(void*, std::string_view api_version, std::string_view kind);
 /// Reads one bare message (no envelope) with `fn`; throws decode_error
 /// naming the field where the bytes stopped making sense.
 void decode_protobuf(std::string_view message, proto_read_fn fn, void* out);
@@ -183,6 +186,19 @@ void read_proto_erased(proto_reader& in, void* out, const json_path& at) {
 template <class T>
 void write_proto_erased(const void* in, proto_writer& out) {
   write_proto(*static_cast<const T*>(in), out);
+}
+/// type_meta_fn for T: sets T's apiVersion and kind members (when it has
+/// them) from non-empty values.
+template <class T>
+void type_meta_erased(void* obj, std::string_view api_version, std::string_view kind) {
+  auto& o = *static_cast<T*>(obj);
+  if constexpr (requires {
+                  o.api_version = std::string();
+                  o.kind = std::string();
+                }) {
+    if (!api_version.empty()) o.api_version = std::string(api_version);
+    if (!kind.empty()) o.kind = std::string(kind);
+  }
 }
 
 }  // namespace codec
@@ -226,13 +242,7 @@ template <has_protobuf T>
   const auto env = codec::open_envelope(body);
   T out{};
   codec::decode_protobuf(env.raw, &codec::read_proto_erased<T>, &out);
-  if constexpr (requires {
-                  out.api_version = std::string();
-                  out.kind = std::string();
-                }) {
-    if (!env.api_version.empty()) out.api_version = std::string(env.api_version);
-    if (!env.kind.empty()) out.kind = std::string(env.kind);
-  }
+  codec::type_meta_erased<T>(&out, env.api_version, env.kind);
   return out;
 }
 

@@ -102,20 +102,6 @@ std::shared_ptr<void> make_object() {
 /// Whether requests of this client may ask for protobuf (client_params::json_only).
 bool client_allows_protobuf(const client& c) noexcept;
 
-/// Sets apiVersion and kind of an object read from protobuf (its envelope
-/// carries them, the message does not).
-template <class T>
-void set_type_meta(void* obj, std::string_view api_version, std::string_view kind) {
-  auto& o = *static_cast<T*>(obj);
-  if constexpr (requires {
-                  o.api_version = std::string();
-                  o.kind = std::string();
-                }) {
-    if (!api_version.empty()) o.api_version = std::string(api_version);
-    if (!kind.empty()) o.kind = std::string(kind);
-  }
-}
-
 template <class T>
 constexpr codec::proto_read_fn proto_reader_of() noexcept {
   if constexpr (has_protobuf<T>) {
@@ -123,6 +109,13 @@ constexpr codec::proto_read_fn proto_reader_of() noexcept {
   } else {
     return nullptr;
   }
+}
+
+/// How a watch decoder reads objects of T as it frames each event, from
+/// JSON text or from protobuf.
+template <class T>
+watch_decoder_params::object_reader object_reader_of() {
+  return {&make_object<T>, &codec::read_erased<T>, &typeid(T), proto_reader_of<T>(), &codec::type_meta_erased<T>};
 }
 
 template <class T>
@@ -137,7 +130,7 @@ typed_ptr make_typed_target(client c, std::string ns) {
   t->plural = tr::plural;
   t->namespaced = tr::namespaced;
   if constexpr (has_resource_version<T>) {
-    t->objects = {&make_object<T>, &codec::read_erased<T>, &typeid(T), proto_reader_of<T>(), &set_type_meta<T>};
+    t->objects = object_reader_of<T>();
   }
   t->protobuf = has_protobuf<T> && client_allows_protobuf(t->c);
   return t;
@@ -156,7 +149,7 @@ struct decode_slot {
   codec::decode_fn decode = nullptr;
   codec::read_fn read = nullptr;              ///< straight from the text; decode reports bad input
   codec::proto_read_fn proto_read = nullptr;  ///< a protobuf body; nullptr: ask for JSON only
-  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;  ///< apiVersion and kind of a protobuf body
+  codec::type_meta_fn type_meta = nullptr;    ///< apiVersion and kind of a protobuf body
   void* out = nullptr;
   std::shared_ptr<void> keep;  ///< keeps *out alive while the operation runs
 };
@@ -165,7 +158,7 @@ struct decode_slot {
 struct delete_slot {
   codec::decode_fn decode = nullptr;
   codec::proto_read_fn proto_read = nullptr;  ///< a protobuf body; nullptr: ask for JSON only
-  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;
+  codec::type_meta_fn type_meta = nullptr;
   void* result = nullptr;  ///< a delete_result<O>
   void* (*emplace_object)(void*) = nullptr;
   api_status* (*emplace_status)(void*) = nullptr;
@@ -178,7 +171,7 @@ delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_vi
   delete_slot s;
   s.decode = &codec::decode_erased<O>;
   s.proto_read = proto_reader_of<O>();
-  s.type_meta = &set_type_meta<O>;
+  s.type_meta = &codec::type_meta_erased<O>;
   s.result = r.get();
   s.emplace_object = [](void* p) -> void* { return &static_cast<delete_result<O>*>(p)->object.emplace(); };
   s.emplace_status = [](void* p) -> api_status* { return &static_cast<delete_result<O>*>(p)->status.emplace(); };
@@ -193,7 +186,7 @@ struct list_slot {
   codec::decode_fn decode = nullptr;
   codec::read_fn read = nullptr;              ///< straight from the text; decode reports bad input
   codec::proto_read_fn proto_read = nullptr;  ///< a protobuf page; nullptr: ask for JSON only
-  void (*type_meta)(void*, std::string_view, std::string_view) = nullptr;  ///< apiVersion and kind of a page
+  codec::type_meta_fn type_meta = nullptr;    ///< apiVersion and kind of a page
   void* out = nullptr;
   std::shared_ptr<void> (*make_page)() = nullptr;
   void (*append)(void* dst, void* page) = nullptr;
@@ -282,7 +275,7 @@ list_slot make_list_slot(std::shared_ptr<L> out) {
   s.decode = &codec::decode_erased<L>;
   s.read = &codec::read_erased<L>;
   s.proto_read = proto_reader_of<L>();
-  s.type_meta = &set_type_meta<L>;
+  s.type_meta = &codec::type_meta_erased<L>;
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
   s.append = &append_page<L>;
@@ -396,7 +389,7 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
   s.decode = &codec::decode_erased<R>;
   s.read = &codec::read_erased<R>;
   s.proto_read = proto_reader_of<R>();
-  s.type_meta = &set_type_meta<R>;
+  s.type_meta = &codec::type_meta_erased<R>;
   s.out = out.get();
   s.keep = std::move(out);
   return s;

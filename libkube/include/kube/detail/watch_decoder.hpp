@@ -97,7 +97,7 @@ struct watch_decoder_params {
     /// Reads one object from protobuf (codec::read_proto_erased<T>); nullptr: the type has none.
     codec::proto_read_fn proto_read = nullptr;
     /// Sets apiVersion and kind, which a protobuf message leaves to its envelope.
-    void (*type_meta)(void*, std::string_view api_version, std::string_view kind) = nullptr;
+    codec::type_meta_fn type_meta = nullptr;
   };
   object_reader objects{};
 
