@@ -1,3 +1,4 @@
+#include "codec/json_dom_parser.hpp"
 #include "codec/parse_json.hpp"
 
 #include <kube/codec/codec_impl.hpp>
@@ -368,12 +369,6 @@ void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, 
 
 // ---- one nesting limit -----------------------------------------------------
 
-boost::json::parse_options json_parse_options() noexcept {
-  boost::json::parse_options opt;
-  opt.max_depth = codec::max_json_depth;
-  return opt;
-}
-
 bool json_has_non_finite(const boost::json::value& root) {
   // Iterative: the nesting may be as deep as codec::max_json_depth.
   std::vector<const boost::json::value*> todo{&root};
@@ -393,10 +388,13 @@ bool json_has_non_finite(const boost::json::value& root) {
 
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp,
                               std::size_t max_depth) {
-  auto opt = json_parse_options();
-  opt.max_depth = max_depth;
-  auto v = boost::json::parse(text, ec, std::move(sp), opt);
-  if (!ec && json_has_non_finite(v)) {
+  unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
+  json_dom_parser p(max_depth, temp, sizeof temp);
+  p.reset(std::move(sp));
+  p.write(text.data(), text.size(), ec);
+  if (ec) return {};
+  auto v = p.release();
+  if (json_has_non_finite(v)) {
     ec = boost::json::error::exponent_overflow;
     return {};
   }

@@ -6,7 +6,6 @@
 #include <kube/codec/codec.hpp>
 #include <kube/error.hpp>
 
-#include <boost/json/parse_options.hpp>
 #include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 
@@ -15,12 +14,9 @@
 
 namespace kube::detail {
 
-/// Boost.JSON's parse options with the SDK's nesting limit, for a parser
-/// that parse_json cannot serve (a stream_parser).
-boost::json::parse_options json_parse_options() noexcept;
-
-/// boost::json::parse limited to `max_depth` levels (codec::max_json_depth;
-/// less for a value inside a text whose outer levels were already read). A
+/// boost::json::parse with correctly rounded doubles (json_dom_parser),
+/// limited to `max_depth` levels (codec::max_json_depth; less for a value
+/// inside a text whose outer levels were already read). A
 /// number too large for a double (1E400) is an error (exponent_overflow), as
 /// in Go's encoding/json: Boost.JSON would read it as infinity and write it
 /// back as `Infinity`, which is not JSON.
@@ -28,7 +24,7 @@ boost::json::value parse_json(std::string_view text, error_code& ec, boost::json
                               std::size_t max_depth = codec::max_json_depth);
 
 /// True when `v` holds, at any depth, a number too large for a double
-/// (what parse_json refuses; for DOMs a stream_parser built).
+/// (what parse_json refuses; for DOMs a json_dom_parser built).
 bool json_has_non_finite(const boost::json::value& v);
 
 /// True when a valid JSON text nests objects and arrays deeper than

@@ -1,5 +1,6 @@
 #include <kube/discovery/discovery_document.hpp>
 
+#include "codec/json_dom_parser.hpp"
 #include "codec/parse_json.hpp"
 
 #include <boost/json.hpp>
@@ -39,10 +40,9 @@ public:
 
   // The body as a JSON object; byte offset on a syntax error.
   error_code parse_object(std::string_view body, json::object& out) const {
-    json::stream_parser p({}, detail::json_parse_options());
+    detail::json_dom_parser p;
     error_code ec;
     const std::size_t n = p.write(body.data(), body.size(), ec);
-    if (!ec) p.finish(ec);
     if (ec)
       return fail("", "not valid JSON (byte offset " + std::to_string(n) + " of " + std::to_string(body.size()) +
                           "): " + ec.message());

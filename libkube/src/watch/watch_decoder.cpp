@@ -1,5 +1,6 @@
 #include <kube/detail/watch_decoder.hpp>
 
+#include "codec/json_dom_parser.hpp"
 #include "codec/parse_json.hpp"
 #include "watch/json_grammar.hpp"
 
@@ -7,8 +8,6 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/stream_parser.hpp>
 
 #include <algorithm>
 #include <new>
@@ -157,7 +156,7 @@ bool protobuf_watch_event(std::string_view message, const watch_decoder_params& 
 struct watch_decoder::impl {
   explicit impl(const watch_decoder_params& p)
       : params(p),
-        parser(json::storage_ptr(), parse_opts(p)),
+        parser(p.max_depth),
         lines(p.raw_objects && p.objects.make && p.objects.read && p.objects.type &&
               p.max_depth > codec::json_reader::max_depth) {
     if (p.raw_objects) grammar.emplace(parse_opts(p));
@@ -170,7 +169,7 @@ struct watch_decoder::impl {
   }
 
   watch_decoder_params params;
-  json::stream_parser parser;
+  detail::json_dom_parser parser;
   // Protobuf streams (params.protobuf): the bytes of the frame being read,
   // kept only while a frame spans write() calls.
   std::string frame;
@@ -347,7 +346,11 @@ struct watch_decoder::impl {
     std::optional<watch_event_type> t;
     if (auto e = check_envelope(has_type ? &type : nullptr, has_object ? &object_kind : nullptr, in, t)) return e;
     if (*t == watch_event_type::bookmark || *t == watch_event_type::error) {
-      queue.push_back(watch_event{*t, json::parse(object_text, {}, parse_opts(params)).as_object(), {}, {}, nullptr});
+      json::error_code jec;
+      json::value object = detail::parse_json(object_text, jec, {}, params.max_depth);
+      if (jec)
+        return fail(event_start, "watch event \"object\" holds a number too large for a double", in, event_head());
+      queue.push_back(watch_event{*t, std::move(object.as_object()), {}, {}, nullptr});
     } else {
       queue.push_back(watch_event{*t, {}, std::string(object_text), {}, nullptr});
     }
@@ -403,8 +406,8 @@ struct watch_decoder::impl {
                     "watch event exceeds the maximum event size of " + std::to_string(params.max_event_size) + " bytes",
                     in, event_head());
       json::error_code jec;
-      const std::size_t used =
-          grammar ? grammar->write_some(true, in.data() + i, feed, jec) : parser.write_some(in.data() + i, feed, jec);
+      const std::size_t used = grammar ? grammar->write_some(true, in.data() + i, feed, jec)
+                                       : parser.write_some(in.data() + i, feed, true, jec);
       if (jec) return json_error(jec, in, event_begin, i + feed);
       i += used;
       event_size += used;

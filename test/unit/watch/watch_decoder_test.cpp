@@ -208,3 +208,16 @@ TEST_CASE("the recorded ERROR event maps to api_errc::expired with the Status", 
   CHECK(diag.server_message().find("too old resource version") != std::string::npos);
   CHECK(diag.client_message().find("410 Expired") != std::string::npos);
 }
+
+TEST_CASE("a double in an event reads correctly rounded, whatever the split", "[watch]") {
+  // Boost.JSON 1.81 reads this two ulps low; Go reads it exactly.
+  const std::string body = R"({"type":"ADDED","object":{"kind":"Widget","x":9.007199666666666E52}})"
+                           "\n"
+                           R"({"type":"BOOKMARK","object":{"kind":"Widget","x":9.007199666666666E52}})"
+                           "\n";
+  for (const auto& got : {watch_test::decode_whole(body), watch_test::decode_bytewise(body)}) {
+    REQUIRE_FALSE(got.ec);
+    REQUIRE(got.events.size() == 2);
+    for (const auto& e : got.events) CHECK(e.object.at("x").as_double() == 9.007199666666666E52);
+  }
+}
