@@ -6,33 +6,53 @@
 // takes; see below), then counts update events until it has seen --updates
 // of them.
 //
-//   kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] [--json]
+//   kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] [--json] [--list]
+//                       [--relist]
 //
 // By default the client asks for protobuf, as every kube::client does for
 // built-in types (and as client-go's clientset does); --json sets
 // client_params::json_only, so the list and the watch are JSON (impl
-// kube-json). The formats the server answered in are read from the client's
+// kube-json). By default the informer syncs by a streaming list (WatchList);
+// --list turns that off (informer_factory_params::streaming_list), so it
+// syncs by a list as client-go v0.34 does (impl kube-list).
+//
+// --relist: after the updates, the process waits for a relist forced from
+// outside. It lets the cache settle for a second, records the steady RSS
+// and live heap (glibc's mallinfo2), resets the kernel's peak-RSS mark
+// (/proc/self/clear_refs), prints STEADY, and waits until the informer's
+// reflector has synced once more (run.sh compacts etcd and restarts the
+// apiserver). A second after that sync it reports the peak RSS since the
+// mark (VmHWM) and the highest live heap it sampled every 10 ms meanwhile. The formats the server answered in are read from the client's
 // trace log lines (one per request, none per watch event) and reported;
 // list_bytes is the first list's body after gzip decoding.
 //
 // Output lines (key=value): SYNCED ..., then
 //   RESULT impl=kube|kube-json objects=N sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=..
-//          rss_before_kb=.. rss_synced_kb=.. list_type=protobuf|json list_bytes=.. watch_type=protobuf|json
+//          rss_before_kb=.. rss_synced_kb=.. list_type=protobuf|json|none list_bytes=.. watch_type=protobuf|json
+//          sync=streaming|list
+//   and with --relist: RELIST steady_rss_kb=.. peak_rss_kb=.. after_rss_kb=.. steady_heap_kb=.. peak_heap_kb=..
+//          reused=.. relist_sync=streaming|list
 
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <malloc.h>
 
 #include "../tools/bench_config.hpp"
 #include "../tools/process_stats.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -77,6 +97,23 @@ struct wire_seen {
   }
 };
 
+// Bytes the program holds from malloc (glibc: arenas in use plus mmapped
+// chunks), KiB.
+long live_heap_kb() {
+  const auto m = mallinfo2();
+  return static_cast<long>((m.uordblks + m.hblkhd) / 1024);
+}
+
+// The peak RSS since the last reset (VmHWM), KiB.
+long peak_rss_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +122,8 @@ int main(int argc, char** argv) {
   long updates = 10000;
   bool strip = false;
   bool json = false;
+  bool list = false;
+  bool relist = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -104,9 +143,13 @@ int main(int argc, char** argv) {
       strip = true;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--list") {
+      list = true;
+    } else if (a == "--relist") {
+      relist = true;
     } else {
-      std::cerr
-          << "usage: kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] [--json]\n";
+      std::cerr << "usage: kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] "
+                   "[--json] [--list] [--relist]\n";
       return 2;
     }
   }
@@ -133,22 +176,61 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
 
   namespace ki = kube::informer;
-  ki::informer_factory factory(c, {.namespace_name = ns, .strip_managed_fields = strip});
+  ki::informer_factory factory(c, {.namespace_name = ns, .strip_managed_fields = strip, .streaming_list = !list});
   auto pods = factory.for_type<Pod>();
   long seen = 0;
   bool synced = false;
-  std::chrono::steady_clock::time_point updates_start;
+  std::chrono::steady_clock::time_point updates_start, updates_end;
   asio::cancellation_signal stop;
+  asio::steady_timer updated(ioc, asio::steady_timer::time_point::max());
   auto reg = pods->add_handler({
       {},
       [&](const std::shared_ptr<const Pod>& o, const std::shared_ptr<const Pod>& n) {
         if (synced && o->resource_version() != n->resource_version() && ++seen == updates) {
-          stop.emit(asio::cancellation_type::terminal);
+          updates_end = std::chrono::steady_clock::now();
+          updated.cancel();
         }
       },
       {},
   });
   factory.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
+  // --relist: see the file comment. Runs on the io_context's one thread,
+  // the informer's too, so the reflector's stats are read in place.
+  std::string relist_line;
+  auto wait_for_relist = [&]() -> asio::awaitable<void> {
+    asio::steady_timer t(ioc);
+    t.expires_after(std::chrono::seconds(1));
+    co_await t.async_wait(asio::use_awaitable);
+    const auto& r = pods->get_reflector();
+    const auto before = r.stats();
+    const long steady_rss = rss_kb();
+    const long steady_heap = live_heap_kb();
+    std::ofstream("/proc/self/clear_refs") << "5";
+    std::cout << "STEADY" << std::endl;
+    long peak_heap = steady_heap;
+    const auto synced_again = [&] { return r.stats().syncs() > before.syncs(); };
+    for (int i = 0; i < 18000 && !synced_again(); ++i) {  // 3 minutes
+      peak_heap = std::max(peak_heap, live_heap_kb());
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    for (int i = 0; i < 100; ++i) {  // one more second: the replace's deltas reach the cache
+      peak_heap = std::max(peak_heap, live_heap_kb());
+      t.expires_after(std::chrono::milliseconds(10));
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    const auto after = r.stats();
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "RELIST steady_rss_kb=%ld peak_rss_kb=%ld after_rss_kb=%ld steady_heap_kb=%ld peak_heap_kb=%ld "
+                  "reused=%zu relist_sync=%s",
+                  steady_rss, peak_rss_kb(), rss_kb(), steady_heap, peak_heap, after.reused - before.reused,
+                  !synced_again()                                  ? "none"
+                  : after.streaming_syncs > before.streaming_syncs ? "streaming"
+                                                                   : "list");
+    relist_line = line;
+  };
+  kube_bench::usage u;
   double sync_s = 0;
   double cpu_synced = 0;
   long rss_synced = 0;
@@ -172,14 +254,23 @@ int main(int argc, char** argv) {
         rss_synced = rss_kb();
         std::cout << "SYNCED objects=" << objects << std::endl;
         updates_start = std::chrono::steady_clock::now();
+        co_await updated.async_wait(asio::as_tuple(asio::use_awaitable));
+        u = kube_bench::usage_now();
+        if (relist) co_await wait_for_relist();
+        stop.emit(asio::cancellation_type::terminal);
       },
       asio::detached);
   ioc.run();
-  const double updates_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - updates_start).count();
-  const auto u = kube_bench::usage_now();
+  const double updates_s = std::chrono::duration<double>(updates_end - updates_start).count();
+  const bool streamed = pods->get_reflector().stats().streaming_syncs > 0;
   std::printf("RESULT impl=%s objects=%zu sync_s=%.3f updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f "
-              "maxrss_kb=%ld rss_before_kb=%ld rss_synced_kb=%ld list_type=%s list_bytes=%s watch_type=%s\n",
-              json ? "kube-json" : "kube", objects, sync_s, updates_s, u.cpu, cpu_synced, u.system, u.max_rss_kb,
-              rss_before, rss_synced, wire.list_type.c_str(), wire.list_bytes.c_str(), wire.watch_type.c_str());
+              "maxrss_kb=%ld rss_before_kb=%ld rss_synced_kb=%ld list_type=%s list_bytes=%s watch_type=%s sync=%s\n",
+              json   ? "kube-json"
+              : list ? "kube-list"
+                     : "kube",
+              objects, sync_s, updates_s, u.cpu, cpu_synced, u.system, u.max_rss_kb, rss_before, rss_synced,
+              wire.list_type.c_str(), wire.list_bytes.c_str(), wire.watch_type.c_str(),
+              streamed ? "streaming" : "list");
+  if (!relist_line.empty()) std::printf("%s\n", relist_line.c_str());
   return 0;
 }

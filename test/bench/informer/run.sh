@@ -3,7 +3,7 @@
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
 #   test/bench/informer/run.sh [-w "pending status"] [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
-#                              [-i "kube kube-json client-go client-go-json"]
+#                              [-R] [-i "kube kube-list kube-json client-go client-go-json"]
 #
 # For every workload W and every N: creates N pods in a fresh namespace with
 # podload (Go, client-go; test/bench/go/cmd/podload says what they look
@@ -31,6 +31,9 @@
 #
 # Both run as a controller gets them by default: their typed clients ask
 # for protobuf for built-in types such as Pod (the list gzip-compressed).
+# kube's informer syncs by a streaming list (WatchList), client-go v0.34's
+# by a list (its WatchListClient gate is off until 1.35); kube-list is kube
+# with streaming lists off (informer_factory_params::streaming_list).
 # -J adds kube-json (ours with client_params::json_only: list and watch in
 # JSON) and client-go-json (client-go asked for JSON), one process each per
 # run; every column's ratio is against client-go's default. -i names the
@@ -38,6 +41,14 @@
 # client-go-json; client-go is needed for the ratios). Each kube process
 # reports what the server answered its list and watch in (list_type,
 # watch_type), and the table says so.
+#
+# -R adds a forced relist to every kube process (kube, kube-list,
+# kube-json): once its updates are in, it records its steady RSS and live
+# heap and prints STEADY; this script then stops it (SIGSTOP), makes 100
+# more updates, compacts etcd, restarts the apiserver (kcluster compact,
+# restart-apiserver) and lets it go on (SIGCONT): its watch gets 410 and it
+# syncs again (100 objects changed, the rest as cached), and the process reports the peak RSS and sampled live heap of
+# that relist (see informer_bench.cpp). A second table gives peak / steady.
 #
 # -F adds the floor under the update phase: four more processes per run
 # that receive the same updates through a watch and do less with them
@@ -57,7 +68,8 @@ runs=3
 strip=""
 impls="kube client-go"
 floors=""
-while getopts "w:n:u:r:B:sJFi:" opt; do
+relist=""
+while getopts "w:n:u:r:B:sJFRi:" opt; do
   case $opt in
     w) workloads=$OPTARG ;;
     n) sizes=$OPTARG ;;
@@ -68,12 +80,13 @@ while getopts "w:n:u:r:B:sJFi:" opt; do
     J) impls="kube kube-json client-go client-go-json" ;;
     i) impls=$OPTARG ;;
     F) floors="floor-tls floor-tls-blocking floor-watch client-go-floor" ;;
-    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F] [-i \"IMPL ...\"]" >&2; exit 2 ;;
+    R) relist="--relist" ;;
+    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F] [-R] [-i \"IMPL ...\"]" >&2; exit 2 ;;
   esac
 done
 for i in $impls; do
-  [[ $i == kube || $i == kube-json || $i == client-go || $i == client-go-json ]] ||
-    { echo "$0: unknown implementation $i (kube, kube-json, client-go, client-go-json)" >&2; exit 2; }
+  [[ $i == kube || $i == kube-list || $i == kube-json || $i == client-go || $i == client-go-json ]] ||
+    { echo "$0: unknown implementation $i (kube, kube-list, kube-json, client-go, client-go-json)" >&2; exit 2; }
 done
 for w in $workloads; do
   [[ $w == pending || $w == status ]] || { echo "$0: unknown workload $w (pending, status)" >&2; exit 2; }
@@ -91,10 +104,13 @@ podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 run_one() {
   local impl=$1 ns=$2 out
   out=$(mktemp)
-  if [[ $impl == kube || $impl == kube-json ]]; then
-    local json=""
-    [[ $impl == kube-json ]] && json=--json
-    "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip $json >"$out" &
+  local kube=""
+  if [[ $impl == kube || $impl == kube-list || $impl == kube-json ]]; then
+    kube=1
+    local mode=""
+    [[ $impl == kube-json ]] && mode=--json
+    [[ $impl == kube-list ]] && mode=--list
+    "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip $mode $relist >"$out" &
   elif [[ $impl == floor-* ]]; then
     "$build/test/bench/informer/kube-bench-watch-floor" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" --mode "${impl#floor-}" >"$out" &
   elif [[ $impl == client-go-floor ]]; then
@@ -112,8 +128,25 @@ run_one() {
   done
   grep -q '^SYNCED' "$out" || { echo "$impl did not sync:" >&2; cat "$out" >&2; exit 1; }
   podload -namespace "$ns" update "$updates" 2>/dev/null
+  if [[ -n $kube && -n $relist ]]; then
+    for _ in $(seq 1 600); do
+      grep -q '^STEADY' "$out" && break
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.1
+    done
+    grep -q '^STEADY' "$out" || { echo "$impl did not reach STEADY:" >&2; cat "$out" >&2; exit 1; }
+    # Cut off (stopped), the informer misses 100 updates; the history it
+    # would need to catch up is compacted and the apiserver restarted, so
+    # its watch gets 410 and it must sync again.
+    kill -STOP $pid
+    podload -namespace "$ns" update 100 2>/dev/null
+    "$build/bench-cluster/kcluster" compact --dir "$state" >/dev/null
+    "$build/bench-cluster/kcluster" restart-apiserver --dir "$state" >/dev/null
+    kill -CONT $pid
+  fi
   wait $pid
   grep '^RESULT' "$out" | sed "s/^RESULT /RESULT workload=$4 n=$3 /" >>"$results"
+  { grep '^RELIST' "$out" || true; } | sed "s/^RELIST /RELIST workload=$4 n=$3 impl=$impl /" >>"$results"
   rm -f "$out"
 }
 
@@ -133,9 +166,11 @@ done
 python3 - "$results" "$runs" "$updates" "${strip:-none}" <<'PY'
 import statistics, sys
 rows = {}
+relists = {}
 for line in open(sys.argv[1]):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
-    rows.setdefault((f["workload"], int(f["n"])), {}).setdefault(f["impl"], []).append(f)
+    into = relists if line.startswith("RELIST") else rows
+    into.setdefault((f["workload"], int(f["n"])), {}).setdefault(f["impl"], []).append(f)
 def med(rs, key):
     return statistics.median(float(r[key]) for r in rs)
 def upd(rs):
@@ -143,14 +178,16 @@ def upd(rs):
 def per_obj(rs, n):
     return statistics.median((float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n for r in rs)
 print(f"informer benchmark: medians of {sys.argv[2]} runs, {sys.argv[3]} updates after sync, transform: {sys.argv[4]}")
-order = ["kube", "kube-json", "client-go", "client-go-json"]
-heads = {"kube": "kube", "kube-json": "kube JSON", "client-go": "client-go", "client-go-json": "client-go JSON"}
+order = ["kube", "kube-list", "kube-json", "client-go", "client-go-json"]
+heads = {"kube": "kube", "kube-list": "kube list", "kube-json": "kube JSON", "client-go": "client-go",
+         "client-go-json": "client-go JSON"}
 present = [i for i in order if any(i in r for r in rows.values())]
 print("ratios: each implementation / client-go (its default: protobuf, list gzip-compressed)")
-for impl in ("kube", "kube-json"):
-    seen = sorted({(r.get("list_type", "?"), r.get("watch_type", "?")) for v in rows.values() for r in v.get(impl, [])})
+for impl in ("kube", "kube-list", "kube-json"):
+    seen = sorted({(r.get("sync", "?"), r.get("list_type", "?"), r.get("watch_type", "?"))
+                   for v in rows.values() for r in v.get(impl, [])})
     if seen:
-        print(f"{impl}: server answered " + "; ".join(f"list {l}, watch {w}" for l, w in seen))
+        print(f"{impl}: synced by " + "; ".join(f"{s} (list {l}, watch {w})" for s, l, w in seen))
 head = f"{'workload':<8} {'N':>7} {'metric':<22}"
 for impl in present:
     head += f" {heads[impl]:>14}" + (f" {'ratio':>7}" if impl != "client-go" else "")
@@ -196,4 +233,20 @@ if any("floor-tls" in r for r in rows.values()):
             if impl in rows[w, n]:
                 us = upd(rows[w, n][impl]) / int(sys.argv[3]) * 1e6
                 print(f"{w:<8} {n:>7} {what[impl]:<44} {us:>9.0f} {us / base:>12.2f}")
+if relists:
+    print()
+    print(f"forced relist (etcd compacted, apiserver restarted), kube alone: medians of {sys.argv[2]} runs")
+    print(f"{'workload':<8} {'N':>7} {'impl':<10} {'synced by':<10} {'steady RSS MiB':>14} {'peak RSS MiB':>12} "
+          f"{'peak/steady':>11} {'steady heap MiB':>15} {'peak heap MiB':>13} {'peak/steady':>11} {'reused':>7}")
+    for (w, n), by in relists.items():
+        for impl in order:
+            rs = by.get(impl)
+            if not rs:
+                continue
+            how = "/".join(sorted({r["relist_sync"] for r in rs}))
+            ratio = lambda a, b: statistics.median(float(r[a]) / float(r[b]) for r in rs)
+            print(f"{w:<8} {n:>7} {impl:<10} {how:<10} {med(rs, 'steady_rss_kb') / 1024:>14.1f} "
+                  f"{med(rs, 'peak_rss_kb') / 1024:>12.1f} {ratio('peak_rss_kb', 'steady_rss_kb'):>11.2f} "
+                  f"{med(rs, 'steady_heap_kb') / 1024:>15.1f} {med(rs, 'peak_heap_kb') / 1024:>13.1f} "
+                  f"{ratio('peak_heap_kb', 'steady_heap_kb'):>11.2f} {med(rs, 'reused'):>7.0f}")
 PY

@@ -132,7 +132,7 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
   const int rounds = rounds_env != nullptr ? std::max(1, std::atoi(rounds_env)) : 3;
   constexpr int per_round = 80;
   int total_ops = 0;
-  const auto lists_at_start = stats().lists;
+  const auto lists_at_start = stats().syncs();
   for (int round = 0; round < rounds; ++round) {
     INFO("round " << round);
     // Churn, with the apiserver killed and started again in the middle.
@@ -153,7 +153,7 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
     // (client-go's "very short watch" rule): cut off an older one.
     std::this_thread::sleep_for(1500ms);
     const int expired_before = expired;
-    const auto lists_before = stats().lists;
+    const auto lists_before = stats().syncs();
     gate->pause();
     with_admin_client([&](kube::client c) -> asio::awaitable<void> {
       kube::dynamic_api cms(c, {"", "v1", "configmaps"}, ns);
@@ -169,23 +169,23 @@ TEST_CASE("chaos: churn across SIGKILLed apiservers and compactions: the cache a
     gate->resume();
     REQUIRE(converges(lister, ns, 60s));
     REQUIRE(handlers_converge(10s));
-    INFO("410s " << expired - expired_before << ", lists " << stats().lists - lists_before);
-    CHECK(expired - expired_before >= 1);                                          // the compaction was seen
-    CHECK(stats().lists - lists_before == std::size_t(expired - expired_before));  // one relist per 410
+    INFO("410s " << expired - expired_before << ", lists " << stats().syncs() - lists_before);
+    CHECK(expired - expired_before >= 1);                                            // the compaction was seen
+    CHECK(stats().syncs() - lists_before == std::size_t(expired - expired_before));  // one relist per 410
   }
   std::string causes;
   {
     std::lock_guard lk(relists_m);
     for (const auto& c : relist_causes) causes += "\n  " + c;
   }
-  INFO("operations " << total_ops << ", 410s " << expired.load() << ", lists " << stats().lists - lists_at_start
+  INFO("operations " << total_ops << ", 410s " << expired.load() << ", lists " << stats().syncs() - lists_at_start
                      << ", relists announced by the hook:" << causes);
   CHECK(total_ops >= rounds * per_round);
   // Over the whole run, every relist was for a 410 (one each) or for a watch
   // the apiserver's kill ended within its first second, with no event.
-  CHECK(stats().lists - lists_at_start == std::size_t(expired.load() + short_watches.load()));
+  CHECK(stats().syncs() - lists_at_start == std::size_t(expired.load() + short_watches.load()));
   CHECK(expired.load() >= rounds);
   CHECK(server_state(ns).size() == std::size_t(rounds * per_round - (rounds - 1) * (per_round / 4) - rounds * 10));
   std::printf("CHAOS rounds=%d operations=%d expired=%d lists=%zu short_watches=%d\n", rounds, total_ops,
-              expired.load(), static_cast<std::size_t>(stats().lists - lists_at_start), short_watches.load());
+              expired.load(), static_cast<std::size_t>(stats().syncs() - lists_at_start), short_watches.load());
 }

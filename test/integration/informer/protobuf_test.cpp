@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -85,6 +86,9 @@ void kubectl_apply(const std::string& manifest) {
 
 TEST_CASE("a typed Pod informer runs on protobuf by default and converges as a json_only one does",
           "[informer][protobuf]") {
+  // Synced by a streaming list (the default) and by a list.
+  const bool streaming = GENERATE(true, false);
+  INFO((streaming ? "streaming list" : "list"));
   const auto ns = unique_name("inf-pb");
   create_namespace(ns);
   kubectl_apply(pods_manifest(ns, 0, 20));
@@ -97,6 +101,7 @@ TEST_CASE("a typed Pod informer runs on protobuf by default and converges as a j
   auto jc = kube::detail::client_access::make(io.get_executor(), std::move(json_settings));
   ki::informer_factory_params fp;
   fp.namespace_name = ns;
+  fp.streaming_list = streaming;
   ki::informer_factory pb_factory(c, fp), json_factory(jc, fp);
   auto pb = pb_factory.for_type<Pod>();
   auto js = json_factory.for_type<Pod>();
@@ -147,8 +152,19 @@ TEST_CASE("a typed Pod informer runs on protobuf by default and converges as a j
   }
   const auto log = logged_since(mark);
   const std::string pods = "v1 pods " + ns;
-  CHECK(log.find("GET " + pods + ": HTTP 200, application/vnd.kubernetes.protobuf,") != std::string::npos);
-  CHECK(log.find("GET " + pods + ": HTTP 200, application/vnd.kubernetes.protobuf;stream=watch") != std::string::npos);
-  CHECK(log.find("GET " + pods + ": HTTP 200, application/json,") != std::string::npos);
+  // A list answer is logged with its size, a watch's as streaming; a
+  // streaming list syncs without a list.
+  const auto listed = [&](const std::string& type) {
+    const std::string head = "GET " + pods + ": HTTP 200, " + type + ", ";
+    for (auto at = log.find(head); at != std::string::npos; at = log.find(head, at + 1)) {
+      const auto after = at + head.size();
+      if (after < log.size() && std::isdigit(static_cast<unsigned char>(log[after]))) return true;  // "N bytes"
+    }
+    return false;
+  };
+  CHECK(listed("application/vnd.kubernetes.protobuf") == !streaming);
+  CHECK(listed("application/json") == !streaming);
+  CHECK(log.find("GET " + pods + ": HTTP 200, application/vnd.kubernetes.protobuf;stream=watch, streaming") !=
+        std::string::npos);
   CHECK(log.find("GET " + pods + ": HTTP 200, application/json, streaming") != std::string::npos);
 }

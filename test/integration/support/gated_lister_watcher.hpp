@@ -22,7 +22,7 @@ public:
   explicit gated_lister_watcher(std::shared_ptr<kube::informer::lister_watcher<kube::unstructured>> inner)
       : inner_(std::move(inner)) {}
 
-  std::atomic<int> list_requests{0};
+  std::atomic<int> list_requests{0};  // lists and streaming lists (watches with sendInitialEvents)
   std::atomic<int> watch_requests{0};
 
   void pause() {
@@ -40,6 +40,7 @@ public:
   asio::awaitable<kube::informer::watch_outcome<kube::unstructured>> watch(const kube::watch_params& p) override {
     if (paused_) co_return refused<kube::informer::watch_outcome<kube::unstructured>>();
     ++watch_requests;
+    if (p.send_initial_events) ++list_requests;
     auto o = co_await inner_->watch(p);
     if (o.stream) o.stream = std::make_unique<gated_stream>(this, std::move(o.stream));
     co_return o;

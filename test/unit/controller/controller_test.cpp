@@ -68,6 +68,7 @@ struct source {
     ki::informer_params<T> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
+    o.reflector.streaming_list = false;  // the fake is scripted list first
     inf = std::make_shared<ki::shared_index_informer<T>>(io.get_executor(), lw, std::move(o));
   }
   void run() {

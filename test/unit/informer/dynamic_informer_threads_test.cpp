@@ -65,7 +65,9 @@ TEST_CASE("dynamic informer: cached objects from watch events are copied from tw
   auto lw = std::make_shared<kube::informer::dynamic_lister_watcher>(
       kube::dynamic_api(c, {"", "v1", "configmaps"}, "default"),
       kube::informer::dynamic_lister_watcher_params{.expected_kind = "ConfigMap"});
-  kube::informer::shared_index_informer<kube::unstructured> inf(io.get_executor(), lw);
+  kube::informer::informer_params<kube::unstructured> params;
+  params.reflector.streaming_list = false;  // the server above answers a list, then a plain watch
+  kube::informer::shared_index_informer<kube::unstructured> inf(io.get_executor(), lw, std::move(params));
   std::promise<void> all_seen;
   std::atomic<int> added{0};
   inf.add_handler({[&](const std::shared_ptr<const kube::unstructured>&, bool) {

@@ -29,7 +29,9 @@ TEST_CASE("informer: listers and has_synced read from other threads while the in
   asio::io_context io;
   auto guard = asio::make_work_guard(io);
   auto lw = std::make_shared<fake_lister_watcher<thing>>();
-  shared_index_informer<thing> inf(io.get_executor(), lw);
+  informer_params<thing> params;
+  params.reflector.streaming_list = false;  // the fake is scripted list first
+  shared_index_informer<thing> inf(io.get_executor(), lw, std::move(params));
   std::promise<void> last_seen;
   inf.add_handler({[&](const std::shared_ptr<const thing>& o, bool) {
                      if (o->nm == "last") last_seen.set_value();
@@ -100,6 +102,7 @@ TEST_CASE("informer: a handler that sleeps delays only itself - its queue grows,
   std::atomic<std::size_t> backlog_calls{0};
   std::atomic<std::uint64_t> backlog_id{0};
   informer_params<thing> params;
+  params.reflector.streaming_list = false;  // the fake is scripted list first
   // The fast handler's queue holds at most a turn of the informer (64
   // deltas) and what its thread has not yet taken; the slow one's, 402.
   params.handler_backlog_warning = 300;

@@ -145,6 +145,7 @@ TEST_CASE("metadata informer: cache - listers and label selectors on partial_obj
   ki::informer_params<partial_object_metadata> o;
   o.reflector.clk = clk;
   o.reflector.random = [] { return 0.5; };
+  o.reflector.streaming_list = false;  // the fake is scripted list first
   ki::shared_index_informer<partial_object_metadata> inf(io.get_executor(), lw, std::move(o));
 
   auto list = kube::from_json<partial_object_metadata_list>(data_file("configmaps.partial-list.json"));

@@ -445,6 +445,63 @@ TEST_CASE("reflector: a streaming list from an expired version restarts at the e
   CHECK(t.lw->watch_calls()[2].send_initial_events);
 }
 
+TEST_CASE("reflector: a relisted object with the held resourceVersion is the held object", "[informer][reflector]") {
+  reflector_rig t;
+  t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+  t.poll();
+  t.drain();
+  const auto cached_a = t.cache.get_by_key("ns/a");
+  REQUIRE(cached_a);
+  CHECK(t.r->stats().reused == 0);  // the first list found nothing held
+  // c arrives by the watch and is still queued (not in the cache) when the
+  // watch fails and the relist comes.
+  const auto watched_c = obj("c", "7");
+  t.lw->push_watch({fake::added(watched_c), fake::error(api_errc::expired, "too old")});
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(t.lw->list_calls().size() == 2);
+  const auto listed_a = obj("a", "5");
+  const auto listed_b = obj("b", "8");
+  const auto listed_c = obj("c", "7");
+  t.lw->push_list({listed_a, listed_b, listed_c}, "11");
+  t.poll();
+  CHECK(t.r->stats().reused == 2);
+  const auto popped = t.drain();
+  std::map<std::string, std::shared_ptr<const thing>> replaced;
+  for (const auto& dl : popped) replaced[dl.key] = dl.deltas.back().obj();
+  REQUIRE(replaced.size() == 3);
+  CHECK(replaced["ns/a"] == cached_a);   // unchanged: the cached object, not the listed copy
+  CHECK(replaced["ns/b"] == listed_b);   // changed: the listed object
+  CHECK(replaced["ns/c"] == watched_c);  // unchanged: the queued object
+  CHECK(listed_a.use_count() == 1);      // the reflector kept no reference to the copies
+  CHECK(listed_c.use_count() == 1);
+}
+
+TEST_CASE("reflector: a streamed object with the held resourceVersion is the held object", "[informer][reflector]") {
+  reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
+  t.lw->push_watch({fake::added(obj("a", "5")), fake::added(obj("b", "6")), fake::bookmark("10", true),
+                    fake::error(api_errc::internal_error, "x")});
+  t.poll();
+  t.drain();
+  const auto cached_a = t.cache.get_by_key("ns/a");
+  REQUIRE(cached_a);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(t.lw->watch_calls().size() == 2);
+  CHECK(t.lw->watch_calls()[1].send_initial_events);
+  t.lw->push_watch({fake::added(obj("a", "5")), fake::added(obj("b", "9")), fake::bookmark("11", true)});
+  t.poll();
+  CHECK(t.r->stats().streaming_syncs == 2);
+  CHECK(t.r->stats().reused == 1);
+  const auto popped = t.drain();
+  REQUIRE(popped.size() == 2);
+  for (const auto& dl : popped) {
+    if (dl.key == "ns/a") CHECK(dl.deltas.back().obj() == cached_a);
+    if (dl.key == "ns/b") CHECK(dl.deltas.back().obj()->rv == "9");
+  }
+}
+
 TEST_CASE("reflector: cancellation stops it at any await", "[informer][reflector]") {
   {
     reflector_rig t;  // waiting in list

@@ -49,6 +49,7 @@ struct reflector_rig {
     reflector_params<thing> o;
     o.clk = clk;
     o.random = [] { return 0.5; };
+    o.streaming_list = false;  // the fake is scripted list first; streaming tests turn it on
     o.on_watch_error = [this](const kube::informer::watch_failure& f) {
       errors.emplace_back(f.ec, f.diag.client_message() + f.diag.server_message());
       retries.emplace_back(f.retry_in, f.relist);

@@ -54,6 +54,7 @@ struct informer_rig {
     informer_params<thing> o;
     o.reflector.clk = clk;
     o.reflector.random = [] { return 0.5; };
+    o.reflector.streaming_list = false;  // the fake is scripted list first
     o.on_watch_error = [this](const kube::informer::watch_failure& f) { errors.push_back(f.ec); };
     if (tweak) {
       tweak(o);

@@ -119,6 +119,15 @@ public:
     wake();
   }
 
+  /// The newest state this FIFO knows of `key`: its last queued object
+  /// (a tombstone's last state), else the known object; null if neither.
+  [[nodiscard]] object_ptr latest(const std::string& key) const {
+    if (auto it = items_.find(key); it != items_.end() && !it->second.empty()) {
+      return it->second.back().obj();
+    }
+    return known_ != nullptr ? known_->get_by_key(key) : nullptr;
+  }
+
   /// Requeue a delta_list handed out by a pop, unless its key was queued
   /// again meanwhile (then the newer deltas win and `dl` is dropped).
   void add_if_not_present(delta_list<T> dl) {

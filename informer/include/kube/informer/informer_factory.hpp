@@ -37,7 +37,11 @@ namespace kube::informer {
 struct informer_factory_params {
   std::string namespace_name = {};              ///< empty: all namespaces
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
-  bool strip_managed_fields = false;        ///< for_resource, for_type and for_metadata informers drop managedFields
+  bool strip_managed_fields = false;  ///< for_resource, for_type and for_metadata informers drop managedFields
+  /// for_resource, for_type and for_metadata informers sync by a streaming
+  /// list (WatchList) before they fall back to a list
+  /// (reflector_params::streaming_list).
+  bool streaming_list = true;
   watch_error_handler on_watch_error = {};  ///< given to every informer
   /// Given to every informer without its own (informer_params::on_handler_backlog).
   std::function<void(const handler_backlog&)> on_handler_backlog = {};
@@ -72,6 +76,7 @@ public:
     const auto key = "dynamic:" + gvr.str();
     return informer<unstructured>(key, [&]() {
       informer_params<unstructured> o;
+      o.reflector.streaming_list = opts_.streaming_list;
       o.name = gvr.resource;
       if (opts_.strip_managed_fields) {
         o.transform = strip_managed_fields();
@@ -92,6 +97,7 @@ public:
     const auto key = "metadata:" + gvr.str();
     return informer<partial_object_metadata>(key, [&]() {
       informer_params<partial_object_metadata> o;
+      o.reflector.streaming_list = opts_.streaming_list;
       o.name = gvr.resource;
       metadata_lister_watcher_params lo;
       lo.strip_managed_fields = opts_.strip_managed_fields;
@@ -109,6 +115,7 @@ public:
       key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
       return informer<T>(key, [&]() {
         informer_params<T> o;
+        o.reflector.streaming_list = opts_.streaming_list;
         o.name = std::string(resource_traits<T>::plural);
         auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                  : api<T>(client_);

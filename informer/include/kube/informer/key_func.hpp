@@ -21,6 +21,12 @@ concept has_object_meta = requires(const T& o) {
   { o.name() } -> std::convertible_to<std::string_view>;
 };
 
+/// Types with a `resource_version()` accessor.
+template <class T>
+concept has_resource_version = requires(const T& o) {
+  { o.resource_version() } -> std::convertible_to<std::string_view>;
+};
+
 /// client-go's MetaNamespaceKeyFunc: "namespace/name", or "name" alone for
 /// cluster-scoped objects (empty namespace).
 inline std::string meta_namespace_key(std::string_view ns, std::string_view name) {

@@ -69,11 +69,13 @@ struct reflector_params {
   /// sends one about every minute) for this long is presumed dead, closed
   /// and reopened at the last resourceVersion, without a relist. 0: never.
   std::chrono::milliseconds watch_idle_timeout{150'000};
-  long long page_size = 500;    ///< page size of "0" and "" lists; 0: no paging
-  bool streaming_list = false;  ///< try sendInitialEvents=true first, fall back to list
+  long long page_size = 500;  ///< page size of "0" and "" lists; 0: no paging
+  /// Try a streaming list (WatchList: a watch with sendInitialEvents=true)
+  /// first and fall back to a list, as client-go 1.35 does by default.
+  bool streaming_list = true;
   watch_error_handler on_watch_error = {};
   transform_func<T> transform = {};
-  key_func<T> key = default_key_func<T>();   ///< for the streaming list's temporary store
+  key_func<T> key = default_key_func<T>();   ///< for the streaming list's temporary store and the held-object lookup
   std::function<void()> after_replace = {};  ///< called after each replace into the FIFO (the informer's sync check)
 };
 
@@ -85,6 +87,10 @@ struct reflector_stats {
   std::size_t streaming_syncs = 0;      ///< streaming lists that reached initial-events-end
   std::size_t streaming_fallbacks = 0;  ///< streaming lists given up for a list
   std::size_t errors = 0;               ///< failed attempts passed to the hook (relisting or not)
+  std::size_t reused = 0;  ///< listed or initial-event objects that were the held state (same resourceVersion)
+
+  /// Full syncs: lists and streaming lists that reached their end.
+  [[nodiscard]] std::size_t syncs() const noexcept { return lists + streaming_syncs; }
 };
 
 /// client-go's Reflector: keeps a DeltaFIFO in step with the server by
@@ -113,13 +119,16 @@ struct reflector_stats {
 /// - Backoff: see backoff_params (800 ms -> 30 s, jitter, reset after 2 min
 ///   without a delay). A delay is taken between every two cycles; after a
 ///   410 it is drawn from [0, d) instead of [d, 2d) (backoff::next_spread).
-/// - Streaming list (`streaming_list`): a watch with sendInitialEvents=true,
-///   resourceVersionMatch=NotOlderThan; events are collected in a temporary
-///   store and handed to the FIFO as one replace when the bookmark annotated
-///   k8s.io/initial-events-end arrives; the same stream then continues as
-///   the watch. If the server refuses it (an API error), streaming is off
+/// - Streaming list (`streaming_list`, on by default, as client-go 1.35): a
+///   watch with sendInitialEvents=true, resourceVersionMatch=NotOlderThan;
+///   events are collected in a temporary store and handed to the FIFO as
+///   one replace when the bookmark annotated k8s.io/initial-events-end
+///   arrives; the same stream then continues as the watch. If the server refuses it (an API error), streaming is off
 ///   for the rest of this Reflector's life and it lists instead; other
 ///   failures fall back to a list for that cycle.
+/// - A listed or streamed object with the resourceVersion of the state the
+///   FIFO or cache holds for its key is replaced by that held object (no
+///   second copy of an unchanged cache during a relist).
 /// - Resource versions: added events of a watch started at "" or "0" do not
 ///   move the last synced version until another kind of event arrives.
 ///
@@ -227,6 +236,27 @@ private:
       } catch (...) {  // NOLINT(bugprone-empty-catch): a hook must not stop the reflector
       }
     }
+  }
+
+  // A listed or initial-event object ready for the FIFO. One whose
+  // resourceVersion equals that of the state the FIFO or the cache already
+  // holds for its key is that state: the held object is kept, so a relist
+  // does not build a second copy of an unchanged cache (the new one is
+  // freed here, as the items arrive). Others go through the transform.
+  object_ptr adopted(object_ptr obj, const std::string& key) {
+    if (!obj) {
+      throw std::invalid_argument("a listed object is null");
+    }
+    if constexpr (has_resource_version<T>) {
+      const auto& rv = obj->resource_version();  // a reference or a kept temporary
+      if (!std::string_view(rv).empty()) {
+        if (auto held = fifo_.latest(key); held && std::string_view(held->resource_version()) == std::string_view(rv)) {
+          ++stats_.reused;
+          return held;
+        }
+      }
+    }
+    return transformed(std::move(obj));
   }
 
   object_ptr transformed(object_ptr obj) const {
@@ -341,8 +371,14 @@ private:
         co_return out;
       }
       out.rv = page.result.resource_version;
-      for (auto& it : page.result.items) {
-        out.items.push_back(std::move(it));
+      try {
+        for (auto& it : page.result.items) {
+          auto k = it ? o_.key(*it) : std::string();
+          out.items.push_back(adopted(std::move(it), k));
+        }
+      } catch (const std::exception& e) {
+        out.f = fail(client_errc::decode_error, o_.name + ": cannot queue the list: " + e.what());
+        co_return out;
       }
       if (page.result.continue_token.empty()) {
         co_return out;
@@ -368,12 +404,6 @@ private:
     }
     unavailable_ = false;
     try {
-      for (auto& obj : r.items) {
-        if (!obj) {
-          throw std::invalid_argument("a listed object is null");
-        }
-        obj = transformed(std::move(obj));
-      }
       fifo_.replace(std::move(r.items), r.rv);
       if (o_.after_replace) {
         o_.after_replace();
@@ -470,11 +500,11 @@ private:
           co_return out;
         }
         try {
-          auto obj = transformed(std::move(ev->object));
-          auto k = o_.key(*obj);
+          auto k = o_.key(*ev->object);
           if (ev->type == event_type::deleted) {
             temp.erase(k);
           } else {
+            auto obj = adopted(std::move(ev->object), k);
             temp.insert_or_assign(std::move(k), std::move(obj));
           }
         } catch (const std::exception& e) {

@@ -39,12 +39,6 @@
 
 namespace kube::informer {
 
-/// Types with a `resource_version()` accessor.
-template <class T>
-concept has_resource_version = requires(const T& o) {
-  { o.resource_version() } -> std::convertible_to<std::string_view>;
-};
-
 /// What on_delete receives: the object's last state, or a tombstone when
 /// the delete was missed and found by a relist (its object may be stale).
 template <class T>
