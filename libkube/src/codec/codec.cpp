@@ -243,14 +243,15 @@ void put_unknown(json::object& o, const unknown_fields& u) {
 // ---- shared_list: a List envelope, items each into its own shared_ptr ----
 
 namespace detail {
-namespace {
 
-void reset(const shared_list_sink& s) {
+void reset_shared_list(const shared_list_sink& s) {
   s.resource_version.clear();
   s.continue_token.clear();
   s.remaining_item_count.reset();
   s.clear_items(s.items);
 }
+
+namespace {
 
 void take_list_meta(const shared_list_sink& s, std::optional<std::string>& rv, std::optional<std::string>& cont,
                     std::optional<std::int64_t>& remaining) {
@@ -261,8 +262,59 @@ void take_list_meta(const shared_list_sink& s, std::optional<std::string>& rv, s
 
 }  // namespace
 
+void read_list_meta(codec::json_reader& in, const shared_list_sink& s, const json_path& here) {
+  if (in.try_null()) return;
+  codec::expect_object(in, here);
+  std::optional<std::string> rv, cont;
+  std::optional<std::int64_t> remaining;
+  std::string_view mk;
+  while (in.next_key(mk)) {
+    const json_path m{&here, mk};
+    if (mk == "resourceVersion") {
+      codec::read_into(in, rv, m);
+    } else if (mk == "continue") {
+      codec::read_into(in, cont, m);
+    } else if (mk == "remainingItemCount") {
+      codec::read_into(in, remaining, m);
+    } else {
+      (void)in.value();  // selfLink and members newer than this client
+    }
+  }
+  take_list_meta(s, rv, cont, remaining);
+}
+
+void read_list_meta_proto(codec::proto_reader& md, const shared_list_sink& s, const json_path& here) {
+  std::optional<std::string> rv, cont;
+  std::optional<std::int64_t> remaining;
+  while (md.next()) {
+    switch (md.tag()) {
+    case 2:
+      codec::pb::read(md, rv, {&here, "resourceVersion"});
+      break;
+    case 3:
+      codec::pb::read(md, cont, {&here, "continue"});
+      break;
+    case 4:
+      codec::pb::read(md, remaining, {&here, "remainingItemCount"});
+      break;
+    default:
+      md.skip();
+      break;
+    }
+  }
+  take_list_meta(s, rv, cont, remaining);
+}
+
+void read_shared_item_proto(codec::proto_reader& item, const shared_list_sink& s, const json_path& at) {
+  try {
+    s.proto_item(item, s.add_item(s.items), at);
+  } catch (const protozero::exception& e) {
+    codec::pb::fail_malformed(at, e);
+  }
+}
+
 void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const json_path& at) {
-  reset(s);
+  reset_shared_list(s);
   codec::expect_object(in, at);
   std::string_view k;
   while (in.next_key(k)) {
@@ -275,24 +327,7 @@ void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const j
         s.read_item(in, s.add_item(s.items), item);
       }
     } else if (k == "metadata") {
-      if (in.try_null()) continue;
-      codec::expect_object(in, here);
-      std::optional<std::string> rv, cont;
-      std::optional<std::int64_t> remaining;
-      std::string_view mk;
-      while (in.next_key(mk)) {
-        const json_path m{&here, mk};
-        if (mk == "resourceVersion") {
-          codec::read_into(in, rv, m);
-        } else if (mk == "continue") {
-          codec::read_into(in, cont, m);
-        } else if (mk == "remainingItemCount") {
-          codec::read_into(in, remaining, m);
-        } else {
-          (void)in.value();  // selfLink and members newer than this client
-        }
-      }
-      take_list_meta(s, rv, cont, remaining);
+      read_list_meta(in, s, here);
     } else {
       (void)in.value();  // apiVersion, kind
     }
@@ -300,7 +335,7 @@ void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const j
 }
 
 void decode_shared_list(const boost::json::value& in, const shared_list_sink& s, const json_path& at) {
-  reset(s);
+  reset_shared_list(s);
   const auto& o = codec::expect_object(in, at);
   if (const auto* md = o.if_contains("metadata"); md && !md->is_null()) {
     const json_path here{&at, "metadata"};
@@ -326,7 +361,7 @@ void decode_shared_list(const boost::json::value& in, const shared_list_sink& s,
 }
 
 void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, const json_path& at) {
-  reset(s);
+  reset_shared_list(s);
   if (!s.proto_item) codec::fail(at, "the item type has no protobuf codec");
   const json_path items{&at, "items"};
   std::size_t i = 0;
@@ -334,33 +369,11 @@ void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, 
     if (in.tag() == 1) {  // ListMeta
       const json_path here{&at, "metadata"};
       auto md = in.message(here);
-      std::optional<std::string> rv, cont;
-      std::optional<std::int64_t> remaining;
-      while (md.next()) {
-        switch (md.tag()) {
-        case 2:
-          codec::pb::read(md, rv, {&here, "resourceVersion"});
-          break;
-        case 3:
-          codec::pb::read(md, cont, {&here, "continue"});
-          break;
-        case 4:
-          codec::pb::read(md, remaining, {&here, "remainingItemCount"});
-          break;
-        default:
-          md.skip();
-          break;
-        }
-      }
-      take_list_meta(s, rv, cont, remaining);
+      read_list_meta_proto(md, s, here);
     } else if (in.tag() == 2) {
       const json_path item{&items, {}, i++};
       auto sub = in.message(item);
-      try {
-        s.proto_item(sub, s.add_item(s.items), item);
-      } catch (const protozero::exception& e) {
-        codec::pb::fail_malformed(item, e);
-      }
+      read_shared_item_proto(sub, s, item);
     } else {
       in.skip();
     }

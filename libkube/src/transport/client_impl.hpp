@@ -91,6 +91,19 @@ struct result {
 /// below 1 is taken as 1 so that requests can pass at all.
 std::optional<token_bucket> make_rate_limiter(double qps, int burst);
 
+/// Takes a successful (2xx) answer's body piece by piece as it arrives,
+/// after gzip decoding, instead of the whole body in response::body (lists
+/// decoded as they arrive). start() begins each attempt's body (again after
+/// a retry). start(), write() and finish() throw decode_error to stop: the
+/// request then fails with client_errc::decode_error, the error's text as
+/// the client message (the caller adds what the request was).
+struct body_consumer {
+  virtual ~body_consumer() = default;
+  virtual void start(std::string_view content_type) = 0;
+  virtual void write(std::string_view bytes) = 0;
+  virtual void finish() = 0;
+};
+
 /// How open_stream opens and reads a stream.
 struct stream_params {
   bool throttled = false;  ///< wait for the rate limiter first
@@ -123,7 +136,9 @@ public:
 
   /// Runs a unary request with throttling, retries and auth refresh
   /// (transport/retry_policy.hpp decides).
-  boost::asio::awaitable<result<response>> run(request req);
+  /// With `consumer`, a 2xx answer's body goes to it as it arrives and
+  /// response::body stays empty.
+  boost::asio::awaitable<result<response>> run(request req, body_consumer* consumer = nullptr);
 
   /// Opens a streamed response (watch, logs) on a new connection and reads
   /// its headers (bounded by read_timeout); a refusal is read as a Status.
@@ -148,7 +163,7 @@ public:
 private:
   std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
 
-  boost::asio::awaitable<result<response>> attempt(const request& req, attempt_outcome& facts);
+  boost::asio::awaitable<result<response>> attempt(const request& req, attempt_outcome& facts, body_consumer* consumer);
 };
 
 /// An open watch: its connection, the chunked-body parser and the decoder.

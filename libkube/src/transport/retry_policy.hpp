@@ -37,6 +37,7 @@ struct attempt_outcome {
   bool reused = false;            ///< the attempt ran on a pooled keep-alive connection
   bool nothing_written = false;   ///< it failed before any byte of the request was written
   bool nothing_received = false;  ///< it failed before any byte of the response arrived
+  std::size_t streamed = 0;       ///< body bytes (decoded) handed to a body_consumer
 };
 
 struct retry_action {

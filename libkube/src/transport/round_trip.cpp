@@ -75,7 +75,8 @@ void client_impl::surface_warnings(const std::vector<std::string>& warnings) con
 // One try: connection, headers, write, read. `facts` gets what the retry
 // policy needs besides the result: whether the connection was a pooled one,
 // how far the exchange got, the Retry-After header.
-asio::awaitable<result<response>> client_impl::attempt(const request& req, attempt_outcome& facts) {
+asio::awaitable<result<response>> client_impl::attempt(const request& req, attempt_outcome& facts,
+                                                       body_consumer* consumer) {
   result<response> r;
   facts = {};
   std::unique_ptr<connection> conn;
@@ -118,6 +119,56 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
   const std::size_t max_body =
       settings.max_response_body == 0 ? std::numeric_limits<std::size_t>::max() : settings.max_response_body;
   parser.body_limit(max_body);
+  // With a consumer, a 2xx body leaves the parser's string as it arrives
+  // (gzip decoded on the way); `streaming` is decided once the headers are in.
+  enum class feed { undecided, whole, streaming } mode = consumer ? feed::undecided : feed::whole;
+  std::optional<gzip_decoder> gz;
+  std::string inflated;  // the last piece, gzip decoded
+  std::string consumer_error;
+  const auto consume = [&]() -> error_code {
+    if (mode == feed::undecided) {
+      const auto& h = parser.get();
+      const auto enc = h[http::field::content_encoding];
+      const bool gzip = beast::iequals(enc, "gzip");
+      if (h.result_int() < 200 || h.result_int() >= 300 ||
+          (!enc.empty() && !gzip && !beast::iequals(enc, "identity"))) {
+        mode = feed::whole;  // a Status, or an encoding reported below
+        return {};
+      }
+      mode = feed::streaming;
+      if (gzip) gz.emplace(max_body);
+      consumer->start(h[http::field::content_type]);
+    }
+    if (mode != feed::streaming) return {};
+    auto& body = parser.get().body();
+    try {
+      std::string_view out = body;
+      if (gz) {
+        inflated.clear();
+        std::string why;
+        if (!gz->write(body, inflated, why)) {
+          consumer_error = "the gzip-encoded response body does not decode: " + why;
+          return gz->too_large() ? client_errc::response_too_large : client_errc::protocol_error;
+        }
+        out = inflated;
+      }
+      facts.streamed += out.size();
+      if (!out.empty()) consumer->write(out);
+      body.clear();
+      if (parser.is_done()) {
+        std::string why;
+        if (gz && !gz->finish(why)) {
+          consumer_error = "the gzip-encoded response body does not decode: " + why;
+          return client_errc::protocol_error;
+        }
+        consumer->finish();
+      }
+    } catch (const std::exception& e) {
+      consumer_error = e.what();
+      return client_errc::decode_error;
+    }
+    return {};
+  };
   std::size_t written = 0;
   auto io = [&]<class Stream>(Stream& s) -> asio::awaitable<error_code> {
     arm();
@@ -129,12 +180,26 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
       auto [rec, rn] = co_await http::async_read_some(s, conn->buffer, parser, use_tuple);
       (void)rn;
       if (rec) co_return rec;
+      if (mode != feed::whole && parser.is_header_done()) {
+        if (auto cec = consume()) co_return cec;
+      }
     }
     co_return error_code{};
   };
   const error_code ec = co_await conn->visit(io);
   conn->tcp().expires_never();
 
+  if (ec && !consumer_error.empty()) {
+    // The body did not decode as it arrived: the rest is not read, the
+    // connection is dropped, and the request is not sent again.
+    r.value.status = parser.get().result_int();
+    r.value.content_type = std::string(parser.get()[http::field::content_type]);
+    r.ec = ec;
+    // A decode error's text is the consumer's; its caller names the request.
+    r.diag.set_client_message(ec == client_errc::decode_error ? consumer_error
+                                                              : req.describe() + ": " + consumer_error);
+    co_return r;
+  }
   if (ec) {
     facts.nothing_written = written == 0;
     facts.nothing_received = !parser.got_some();
@@ -170,6 +235,11 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
   const bool keep = res.keep_alive();
   r.value.body = std::move(res.body());
   if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
+    r.value.content_encoding = std::string(enc);
+  }
+  if (mode == feed::streaming) {
+    // Decoded as it arrived; the consumer has it all.
+  } else if (const auto enc = res[http::field::content_encoding]; !enc.empty() && !beast::iequals(enc, "identity")) {
     if (!beast::iequals(enc, "gzip")) {
       r.ec = client_errc::protocol_error;
       r.diag.set_client_message(req.describe() + ": the response is encoded as \"" + std::string(enc.substr(0, 64)) +
@@ -185,7 +255,6 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
       co_return r;
     }
     r.value.body = std::move(plain);
-    r.value.content_encoding = "gzip";
   }
   if (r.value.status < 200 || r.value.status >= 300) r.ec = status_error(r.value.status, r.value.body, req, r.diag);
   if (keep && idle_.size() < settings.max_idle_connections) {
@@ -209,7 +278,7 @@ asio::awaitable<error_code> client_impl::throttle() {
   co_return ec;
 }
 
-asio::awaitable<result<response>> client_impl::run(request req) {
+asio::awaitable<result<response>> client_impl::run(request req, body_consumer* consumer) {
   if (!req.content_type().starts_with(codec::protobuf_media_type) && json_too_deep(req.body())) {
     // What the SDK could not read back is not sent (one limit both ways).
     result<response> r;
@@ -223,7 +292,7 @@ asio::awaitable<result<response>> client_impl::run(request req) {
     // Every try is throttled, as client-go throttles each retry.
     if (auto ec = co_await throttle()) co_return result<response>{ec, {}, {}};
     attempt_outcome facts;
-    auto r = co_await attempt(req, facts);
+    auto r = co_await attempt(req, facts, consumer);
     const bool answered = r.value.status != 0;
     facts.ec = answered ? error_code{} : r.ec;
     facts.http_status = r.value.status;
@@ -234,7 +303,8 @@ asio::awaitable<result<response>> client_impl::run(request req) {
         settings.log.log(log_level::trace,
                          req.describe() + ": HTTP " + std::to_string(r.value.status) + ", " +
                              (r.value.content_type.empty() ? "no content type" : r.value.content_type) + ", " +
-                             std::to_string(r.value.body.size()) + " bytes");
+                             std::to_string(consumer && r.value.body.empty() ? facts.streamed : r.value.body.size()) +
+                             " bytes" + (consumer && r.value.body.empty() ? " (decoded as they arrived)" : ""));
       }
       if (action.not_replayed) {
         r.diag.set_client_message(r.diag.client_message() +

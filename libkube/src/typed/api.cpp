@@ -10,6 +10,7 @@
 #include <kube/typed/api.hpp>
 #include <kube/codec/codec_impl.hpp>
 #include <kube/codec/proto_impl.hpp>
+#include <kube/detail/list_decoder.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -123,6 +124,20 @@ error_code read_protobuf_body(const std::string& body, codec::proto_read_fn read
   }
   return client_errc::decode_error;
 }
+
+// A shared list page decoded as its body arrives (list_decoder), JSON or
+// protobuf as the answer's Content-Type says.
+struct list_page_consumer final : body_consumer {
+  explicit list_page_consumer(const shared_list_sink& s)
+      : sink(s) {}
+  void start(std::string_view content_type) override {
+    decoder.emplace(sink, content_type.starts_with(codec::protobuf_media_type));
+  }
+  void write(std::string_view bytes) override { decoder->write(bytes); }
+  void finish() override { decoder->finish(); }
+  shared_list_sink sink;
+  std::optional<list_decoder> decoder;
+};
 
 // The object named by a decode error's path ".items[12]...", if any.
 std::string item_named(const json::value& v, const std::string& path) {
@@ -307,7 +322,22 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
         for (;;) {
           auto req = base(*t, t->namespace_name, true, out.proto_read != nullptr);
           add_list_params(req, p);
-          auto r = co_await impl->run(req);
+          std::shared_ptr<void> page;  // pages after the first are appended to the result
+          void* into = out.out;
+          if (!first) {
+            page = out.make_page();
+            into = page.get();
+          }
+          // Shared lists are decoded item by item as the body arrives.
+          std::optional<list_page_consumer> streamed;
+          if (out.shared_sink) streamed.emplace(out.shared_sink(into));
+          auto r = co_await impl->run(req, streamed ? &*streamed : nullptr);
+          if (r.ec == client_errc::decode_error && streamed) {
+            res.ec = r.ec;
+            res.diag = std::move(r.diag);
+            res.diag.set_client_message(what + ": " + res.diag.client_message());
+            co_return res;
+          }
           if (r.ec) {
             // An expired continue token: start over with one unpaginated
             // list, as client-go's pager does.
@@ -322,15 +352,11 @@ void typed_list(typed_ptr t, list_params p, bool all_pages, list_slot out, typed
             res.diag = std::move(r.diag);
             co_return res;
           }
-          std::shared_ptr<void> page;  // pages after the first are appended to the result
-          void* into = out.out;
-          if (!first) {
-            page = out.make_page();
-            into = page.get();
+          if (!streamed) {
+            res.ec = is_protobuf(r.value)
+                         ? read_protobuf_body(r.value.body, out.proto_read, out.type_meta, into, what, res.diag)
+                         : read_body(r.value.body, out.read, out.decode, into, what, res.diag);
           }
-          res.ec = is_protobuf(r.value)
-                       ? read_protobuf_body(r.value.body, out.proto_read, out.type_meta, into, what, res.diag)
-                       : read_body(r.value.body, out.read, out.decode, into, what, res.diag);
           r.value.body = std::string();  // the page's text is not needed while the next one is read
           if (res.ec) co_return res;
           std::string next = out.take_continue(into, all_pages);

@@ -180,6 +180,8 @@ delete_slot make_delete_slot(std::shared_ptr<delete_result<O>> r, std::string_vi
   return s;
 }
 
+struct shared_list_sink;
+
 /// A list: pages decode into fresh page objects whose items are appended
 /// to the result.
 struct list_slot {
@@ -194,6 +196,9 @@ struct list_slot {
   /// The page's continue token; with `whole` (all pages into one list) the
   /// page's continue and remainingItemCount are cleared.
   std::string (*take_continue)(void* page, bool whole) = nullptr;
+  /// Shared lists: the sink of a page, which list_decoder fills item by
+  /// item as the body arrives; nullptr: the body is read whole.
+  shared_list_sink (*shared_sink)(void* page) = nullptr;
   std::shared_ptr<void> keep;
 };
 
@@ -217,6 +222,7 @@ struct shared_list_sink {
   codec::read_fn read_item;
   codec::decode_fn decode_item;
   codec::proto_read_fn proto_item;  ///< nullptr: the item type has no protobuf codec
+  void (*drop_last)(void* items);   ///< removes the last item added
 };
 /// Decode a List envelope (apiVersion and kind ignored, metadata's
 /// resourceVersion / continue / remainingItemCount kept, items one by one);
@@ -225,6 +231,13 @@ void read_shared_list(codec::json_reader& in, const shared_list_sink& s, const j
 void decode_shared_list(const boost::json::value& in, const shared_list_sink& s, const json_path& at);
 /// The same from a protobuf List message (ListMeta in field 1, items in 2).
 void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, const json_path& at);
+/// The pieces of those, for list_decoder: empty the list; read a ListMeta
+/// (JSON: null or an object; protobuf: the message's fields) into it; read
+/// one protobuf item (a bare message) and append it.
+void reset_shared_list(const shared_list_sink& s);
+void read_list_meta(codec::json_reader& in, const shared_list_sink& s, const json_path& here);
+void read_list_meta_proto(codec::proto_reader& md, const shared_list_sink& s, const json_path& here);
+void read_shared_item_proto(codec::proto_reader& item, const shared_list_sink& s, const json_path& at);
 
 template <class T>
 shared_list_sink make_shared_list_sink(shared_list<T>& l) {
@@ -237,7 +250,8 @@ shared_list_sink make_shared_list_sink(shared_list<T>& l) {
           [](void* items) { static_cast<items_t*>(items)->clear(); },
           &codec::read_erased<T>,
           &codec::decode_erased<T>,
-          proto_reader_of<T>()};
+          proto_reader_of<T>(),
+          [](void* items) { static_cast<items_t*>(items)->pop_back(); }};
 }
 
 template <class T>
@@ -255,6 +269,7 @@ list_slot make_shared_list_slot(std::shared_ptr<shared_list<T>> out) {
       read_shared_list_proto(in, make_shared_list_sink(*static_cast<L*>(o)), at);
     };
   }
+  s.shared_sink = [](void* o) { return make_shared_list_sink(*static_cast<L*>(o)); };
   s.out = out.get();
   s.make_page = []() -> std::shared_ptr<void> { return std::make_shared<L>(); };
   s.append = &append_page<L>;
