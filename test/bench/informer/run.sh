@@ -44,10 +44,10 @@
 #
 # -R adds a forced relist to every kube process (kube, kube-list,
 # kube-json): once its updates are in, it records its steady RSS and live
-# heap and prints STEADY; this script then stops it (SIGSTOP), makes 100
-# more updates, compacts etcd, restarts the apiserver (kcluster compact,
-# restart-apiserver) and lets it go on (SIGCONT): its watch gets 410 and it
-# syncs again (100 objects changed, the rest as cached), and the process reports the peak RSS and sampled live heap of
+# heap and prints STEADY; this script then stops it (SIGSTOP), kills the
+# apiserver and starts it again, makes 100 more updates, compacts etcd,
+# restarts the apiserver and lets the process go on (SIGCONT): its watch
+# gets 410 and it syncs again (100 objects changed, the rest as cached), and the process reports the peak RSS and sampled live heap of
 # that relist (see informer_bench.cpp). A second table gives peak / steady.
 #
 # -F adds the floor under the update phase: four more processes per run
@@ -135,10 +135,14 @@ run_one() {
       sleep 0.1
     done
     grep -q '^STEADY' "$out" || { echo "$impl did not reach STEADY:" >&2; cat "$out" >&2; exit 1; }
-    # Cut off (stopped), the informer misses 100 updates; the history it
-    # would need to catch up is compacted and the apiserver restarted, so
-    # its watch gets 410 and it must sync again.
+    # Cut off, the informer misses 100 updates and the history it would
+    # need to catch up: stopped, its apiserver killed (SIGKILL: no shutdown
+    # bookmark, no event left in its socket), the updates made, etcd
+    # compacted and the apiserver restarted (its watch cache starts after
+    # them). Let go on, its watch gets 410 and it syncs again.
     kill -STOP $pid
+    "$build/bench-cluster/kcluster" kill-apiserver --dir "$state" >/dev/null
+    "$build/bench-cluster/kcluster" start-apiserver --dir "$state" >/dev/null
     podload -namespace "$ns" update 100 2>/dev/null
     "$build/bench-cluster/kcluster" compact --dir "$state" >/dev/null
     "$build/bench-cluster/kcluster" restart-apiserver --dir "$state" >/dev/null
