@@ -2,6 +2,8 @@
 // protobuf, gives what the whole-body readers give at every split, and
 // refuses what they refuse.
 
+#include "protobuf_data.hpp"
+
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/codec/codec.hpp>
 #include <kube/codec/json_reader.hpp>
@@ -10,9 +12,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,14 +20,6 @@ using k8s::core::v1::Pod;
 using k8s::core::v1::PodList;
 
 namespace {
-
-std::string data(const std::string& name) {
-  std::ifstream in(std::string(KUBE_PROTOBUF_DATA) + "/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // What a caller sees of a shared list: its metadata and each item's JSON.
 std::vector<std::string> seen(const kube::shared_list<Pod>& l) {
@@ -83,7 +75,7 @@ kube::shared_list<Pod> streamed(const std::string& body, bool protobuf, std::siz
 std::string json_list() {
   std::string items;
   for (int i = 0; i < 5; ++i) {
-    auto p = kube::from_json<Pod>(data("pod.json"));
+    auto p = kube::from_json<Pod>(protobuf_data("pod.json"));
     p.metadata.name = "p" + std::to_string(i);
     if (!p.metadata.labels) p.metadata.labels.emplace();
     if (!p.metadata.annotations) p.metadata.annotations.emplace();
@@ -106,7 +98,7 @@ std::string protobuf_list() {
   md.continue_ = "cA";
   md.remaining_item_count = 7;
   for (int i = 0; i < 5; ++i) {
-    auto p = kube::from_json<Pod>(data("pod.json"));
+    auto p = kube::from_json<Pod>(protobuf_data("pod.json"));
     p.metadata.name = "p" + std::to_string(i);
     l.items.push_back(std::move(p));
   }
@@ -131,8 +123,8 @@ TEST_CASE("list_decoder: a list read as it arrives equals the whole-body read, a
     std::string text;
     bool protobuf;
   };
-  const body bodies[] = {{"recorded JSON", data("pods-list.json"), false},
-                         {"recorded protobuf", data("pods-list.pb"), true},
+  const body bodies[] = {{"recorded JSON", protobuf_data("pods-list.json"), false},
+                         {"recorded protobuf", protobuf_data("pods-list.pb"), true},
                          {"five pods, JSON", json_list(), false},
                          {"five pods, protobuf", protobuf_list(), true}};
   for (const auto& b : bodies) {

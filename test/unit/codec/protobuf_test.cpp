@@ -3,6 +3,8 @@
 // twins; the watch stream framing at every split; unknown fields kept;
 // malformed input refused with the field's path.
 
+#include "protobuf_data.hpp"
+
 #include <kube/api/core/v1/config_map.hpp>
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/api/meta/v1/status.hpp>
@@ -12,20 +14,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
-
-std::string data(const std::string& name) {
-  std::ifstream in(std::string(KUBE_PROTOBUF_DATA) + "/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The envelope's raw with `extra` appended (whole fields), sealed again.
 std::string with_extra_fields(const std::string& body, const std::string& extra) {
@@ -51,8 +43,8 @@ std::vector<kube::watch_event> decode_watch(const std::string& stream, std::size
 }  // namespace
 
 TEST_CASE("a Pod and a PodList read from protobuf equal their JSON twins", "[codegen][protobuf]") {
-  const auto pod = kube::from_protobuf<k8s::core::v1::Pod>(data("pod.pb"));
-  CHECK(kube::to_json(pod) == kube::to_json(kube::from_json<k8s::core::v1::Pod>(data("pod.json"))));
+  const auto pod = kube::from_protobuf<k8s::core::v1::Pod>(protobuf_data("pod.pb"));
+  CHECK(kube::to_json(pod) == kube::to_json(kube::from_json<k8s::core::v1::Pod>(protobuf_data("pod.json"))));
   CHECK(pod.api_version == "v1");
   CHECK(pod.kind == "Pod");
   REQUIRE(pod.spec->volumes);
@@ -60,13 +52,13 @@ TEST_CASE("a Pod and a PodList read from protobuf equal their JSON twins", "[cod
   CHECK(pod.spec->containers.at(0).liveness_probe->exec);  // an inlined Go struct
   CHECK(pod.spec->termination_grace_period_seconds == 0);  // a pointer holding zero
   CHECK_FALSE(pod.spec->node_name);                        // a value field's zero is absent
-  const auto list = kube::from_protobuf<k8s::core::v1::PodList>(data("pods-list.pb"));
-  auto list_json = kube::from_json<k8s::core::v1::PodList>(data("pods-list.json"));
+  const auto list = kube::from_protobuf<k8s::core::v1::PodList>(protobuf_data("pods-list.pb"));
+  auto list_json = kube::from_json<k8s::core::v1::PodList>(protobuf_data("pods-list.json"));
   CHECK(kube::to_json(list) == kube::to_json(list_json));
 }
 
 TEST_CASE("written back, a Pod read from protobuf gives the same bytes", "[codegen][protobuf]") {
-  const auto body = data("pod.pb");
+  const auto body = protobuf_data("pod.pb");
   const auto pod = kube::from_protobuf<k8s::core::v1::Pod>(body);
   const auto again = kube::to_protobuf(pod);
   CHECK(kube::to_json(kube::from_protobuf<k8s::core::v1::Pod>(again)) == kube::to_json(pod));
@@ -74,7 +66,7 @@ TEST_CASE("written back, a Pod read from protobuf gives the same bytes", "[codeg
 }
 
 TEST_CASE("a Status error read from protobuf", "[codegen][protobuf]") {
-  const auto st = kube::from_protobuf<k8s::meta::v1::Status>(data("status-404.pb"));
+  const auto st = kube::from_protobuf<k8s::meta::v1::Status>(protobuf_data("status-404.pb"));
   CHECK(st.kind == "Status");
   CHECK(st.reason == "NotFound");
   CHECK(st.code == 404);
@@ -84,7 +76,7 @@ TEST_CASE("a Status error read from protobuf", "[codegen][protobuf]") {
 TEST_CASE("unknown protobuf fields survive a read and a write, at the top and nested", "[codegen][protobuf]") {
   // Field 99 of Pod (a string "future") and field 99 inside its ObjectMeta.
   const std::string top = std::string("\x9a\x06\x06", 3) + "future";
-  auto body = with_extra_fields(data("pod.pb"), top);
+  auto body = with_extra_fields(protobuf_data("pod.pb"), top);
   auto pod = kube::from_protobuf<k8s::core::v1::Pod>(body);
   CHECK(pod.unknown_fields.protobuf() == top);
   CHECK(pod.unknown_fields.size() == 0);  // no JSON members
@@ -94,7 +86,7 @@ TEST_CASE("unknown protobuf fields survive a read and a write, at the top and ne
   // A reader that does not know metadata.name keeps it as an unknown field:
   // the same bytes come back whatever this version knows.
   const std::string meta_extra = std::string("\x0a\x0a\x9a\x06\x07", 5) + "nested!";
-  auto nested = kube::from_protobuf<k8s::core::v1::Pod>(with_extra_fields(data("pod.pb"), meta_extra));
+  auto nested = kube::from_protobuf<k8s::core::v1::Pod>(with_extra_fields(protobuf_data("pod.pb"), meta_extra));
   CHECK(nested.metadata.unknown_fields.protobuf() == std::string("\x9a\x06\x07", 3) + "nested!");
   CHECK(nested.metadata.name == "rec-pod");  // merged into the earlier metadata
 }
@@ -104,11 +96,11 @@ TEST_CASE("malformed protobuf is refused with the field's path, never a crash", 
   // metadata (field 1) as a varint instead of a message
   auto bad_wire = kube::codec::seal_envelope("v1", "Pod", std::string("\x08\x01", 2));
   CHECK_THROWS_WITH(kube::from_protobuf<Pod>(bad_wire), ".metadata: expected a message in protobuf, got a varint");
-  auto truncated = data("pod.pb");
+  auto truncated = protobuf_data("pod.pb");
   truncated.resize(truncated.size() / 2);
   CHECK_THROWS_AS(kube::from_protobuf<Pod>(truncated), kube::decode_error);
   CHECK_THROWS_WITH(kube::from_protobuf<Pod>("{\"kind\":\"Pod\"}"), Catch::Contains("no \"k8s\\0\" prefix"));
-  const auto body = data("pod.pb");
+  const auto body = protobuf_data("pod.pb");
   for (std::size_t n = 0; n < body.size(); n += 7) {  // every cut: an error or a smaller object
     try {
       (void)kube::from_protobuf<Pod>(body.substr(0, n));
@@ -118,7 +110,7 @@ TEST_CASE("malformed protobuf is refused with the field's path, never a crash", 
 }
 
 TEST_CASE("the recorded protobuf watch stream decodes alike at every split", "[codegen][protobuf][watch]") {
-  const auto stream = data("configmaps-watch.pb");
+  const auto stream = protobuf_data("configmaps-watch.pb");
   const auto whole = decode_watch(stream, stream.size());
   std::vector<kube::watch_event_type> types;
   for (const auto& ev : whole) types.push_back(ev.type);
@@ -146,7 +138,7 @@ TEST_CASE("the recorded protobuf watch stream decodes alike at every split", "[c
 }
 
 TEST_CASE("a protobuf watch stream cut or oversized fails with the offset", "[codegen][protobuf][watch]") {
-  const auto stream = data("configmaps-watch.pb");
+  const auto stream = protobuf_data("configmaps-watch.pb");
   kube::detail::watch_decoder_params p;
   p.protobuf = true;
   kube::detail::watch_decoder cut(p);

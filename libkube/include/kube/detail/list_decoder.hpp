@@ -55,7 +55,6 @@ private:
   int state_ = 0;
   // protobuf: bytes of the List message (envelope field 2) not yet read.
   std::uint64_t list_left_ = 0;
-  bool saw_list_ = false;
   // JSON: where a scan of an unfinished value stopped, to resume there.
   struct scan_state {
     std::size_t at = 0;  // offset in pending_ from pos_
