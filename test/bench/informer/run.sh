@@ -100,6 +100,17 @@ results="$build/informer-results.txt"  # the raw RESULT lines of this run, kept
 : >"$results"
 podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 
+# wait_for_line WORD PID FILE TRIES: until FILE has a line starting with
+# WORD, PID exits, or TRIES tenths of a second pass; fails without the line.
+wait_for_line() {
+  for _ in $(seq 1 "$4"); do
+    grep -q "^$1" "$3" && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q "^$1" "$3"
+}
+
 # run_one IMPL NS N WORKLOAD: one informer process; appends its RESULT line.
 run_one() {
   local impl=$1 ns=$2 out
@@ -121,20 +132,10 @@ run_one() {
     "$build/go-bench/informer" -kubeconfig "$kc" -namespace "$ns" -updates "$updates" ${strip:+-strip-managed-fields} $json >"$out" &
   fi
   local pid=$!
-  for _ in $(seq 1 3000); do
-    grep -q '^SYNCED' "$out" && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-  done
-  grep -q '^SYNCED' "$out" || { echo "$impl did not sync:" >&2; cat "$out" >&2; exit 1; }
+  wait_for_line SYNCED $pid "$out" 3000 || { echo "$impl did not sync:" >&2; cat "$out" >&2; exit 1; }
   podload -namespace "$ns" update "$updates" 2>/dev/null
   if [[ -n $kube && -n $relist ]]; then
-    for _ in $(seq 1 600); do
-      grep -q '^STEADY' "$out" && break
-      kill -0 $pid 2>/dev/null || break
-      sleep 0.1
-    done
-    grep -q '^STEADY' "$out" || { echo "$impl did not reach STEADY:" >&2; cat "$out" >&2; exit 1; }
+    wait_for_line STEADY $pid "$out" 600 || { echo "$impl did not reach STEADY:" >&2; cat "$out" >&2; exit 1; }
     # Cut off, the informer misses 100 updates and the history it would
     # need to catch up: stopped, its apiserver killed (SIGKILL: no shutdown
     # bookmark, no event left in its socket), the updates made, etcd
