@@ -382,6 +382,16 @@ void read_shared_list_proto(codec::proto_reader& in, const shared_list_sink& s, 
 
 // ---- one nesting limit -----------------------------------------------------
 
+std::string object_named(const boost::json::value& object) {
+  const auto* md = object.is_object() ? object.as_object().if_contains("metadata") : nullptr;
+  if (!md || !md->is_object()) return {};
+  std::string out;
+  if (const auto* ns = md->as_object().if_contains("namespace"); ns && ns->is_string())
+    out = std::string(ns->as_string()) + "/";
+  if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) out += n->as_string();
+  return out.empty() ? out : " (object \"" + out + "\")";
+}
+
 bool json_has_non_finite(const boost::json::value& root) {
   // Iterative: the nesting may be as deep as codec::max_json_depth.
   std::vector<const boost::json::value*> todo{&root};

@@ -351,17 +351,11 @@ void list_decoder::json_item(std::string_view text) {
   try {
     sink_.decode_item(dom, out, item);
   } catch (const decode_error& e) {
-    std::string name;
-    const auto* md = dom.is_object() ? dom.as_object().if_contains("metadata") : nullptr;
-    if (md && md->is_object()) {
-      if (const auto* ns = md->as_object().if_contains("namespace"); ns && ns->is_string())
-        name = std::string(ns->as_string()) + "/";
-      if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) name += n->as_string();
-    }
-    if (name.empty()) throw;
+    const auto named = object_named(dom);
+    if (named.empty()) throw;
     std::string problem = e.what();
     if (problem.rfind(e.path() + ": ", 0) == 0) problem.erase(0, e.path().size() + 2);
-    throw decode_error(e.path(), problem + " (object \"" + name + "\")");
+    throw decode_error(e.path(), problem + named);
   }
 }
 

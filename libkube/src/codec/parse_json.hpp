@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace kube::detail {
@@ -22,6 +23,10 @@ namespace kube::detail {
 /// back as `Infinity`, which is not JSON.
 boost::json::value parse_json(std::string_view text, error_code& ec, boost::json::storage_ptr sp = {},
                               std::size_t max_depth = codec::max_json_depth);
+
+/// " (object \"<namespace>/<name>\")" for a decoded object's DOM, from its
+/// metadata, to follow a decode error's text; empty without a name.
+std::string object_named(const boost::json::value& object);
 
 /// True when `v` holds, at any depth, a number too large for a double
 /// (what parse_json refuses; for DOMs a json_dom_parser built).

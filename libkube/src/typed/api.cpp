@@ -148,14 +148,7 @@ std::string item_named(const json::value& v, const std::string& path) {
   if (std::from_chars(b, e, i).ec != std::errc{}) return {};
   const auto* items = v.is_object() ? v.as_object().if_contains("items") : nullptr;
   if (!items || !items->is_array() || i >= items->as_array().size()) return {};
-  const auto& item = items->as_array()[i];
-  const auto* md = item.is_object() ? item.as_object().if_contains("metadata") : nullptr;
-  if (!md || !md->is_object()) return {};
-  std::string out;
-  if (const auto* ns = md->as_object().if_contains("namespace"); ns && ns->is_string())
-    out = std::string(ns->as_string()) + "/";
-  if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) out += n->as_string();
-  return out.empty() ? out : " (object \"" + out + "\")";
+  return detail::object_named(items->as_array()[i]);
 }
 
 // Decodes an already parsed value into `out` with `fn`.

@@ -123,9 +123,10 @@ struct reflector_stats {
 ///   watch with sendInitialEvents=true, resourceVersionMatch=NotOlderThan;
 ///   events are collected in a temporary store and handed to the FIFO as
 ///   one replace when the bookmark annotated k8s.io/initial-events-end
-///   arrives; the same stream then continues as the watch. If the server refuses it (an API error), streaming is off
-///   for the rest of this Reflector's life and it lists instead; other
-///   failures fall back to a list for that cycle.
+///   arrives; the same stream then continues as the watch. If the server
+///   refuses it (an API error), streaming is off for the rest of this
+///   Reflector's life and it lists instead; other failures fall back to a
+///   list for that cycle.
 /// - A listed or streamed object with the resourceVersion of the state the
 ///   FIFO or cache holds for its key is replaced by that held object (no
 ///   second copy of an unchanged cache during a relist).
