@@ -426,6 +426,24 @@ void json_reader::read(raw_json& out, const json_path& at) {
   decode(v, out, at);
 }
 
+void json_reader::read_whole(std::string_view text, raw_json& out, const json_path& at) {
+  if (auto known = kube::detail::find_json_text(text)) {
+    out.t_ = std::move(known);
+    return;
+  }
+  try {
+    json_reader r(text);
+    r.read(out, at);
+    r.finish();
+  } catch (const decode_error& e) {
+    if (e.path() != ".") throw;
+    // A syntax error in the text: named by the field that carried it.
+    std::string_view problem = e.what();
+    if (problem.starts_with(".: ")) problem.remove_prefix(3);
+    fail(at, std::string(problem));
+  }
+}
+
 void json_reader::finish() {
   skip_ws();
   if (p_ != end_) syntax("unexpected text after the value");

@@ -38,15 +38,16 @@ struct release_text {
 
 }  // namespace
 
-std::shared_ptr<const std::string> shared_json_text(std::string_view text) {
+std::shared_ptr<const std::string> find_json_text(std::string_view text) {
   auto& p = the_pool();
-  {
-    std::lock_guard lock(p.m);
-    const auto it = p.texts.find(text);
-    if (it != p.texts.end()) {
-      if (auto live = it->second.shared.lock()) return live;
-    }
-  }
+  std::lock_guard lock(p.m);
+  const auto it = p.texts.find(text);
+  return it != p.texts.end() ? it->second.shared.lock() : nullptr;
+}
+
+std::shared_ptr<const std::string> shared_json_text(std::string_view text) {
+  if (auto live = find_json_text(text)) return live;
+  auto& p = the_pool();
   // Made outside the lock: should making it throw, the deleter runs and
   // takes the lock. Declared before the guard, so that if another thread
   // added the same text meanwhile, it is released after the lock is.

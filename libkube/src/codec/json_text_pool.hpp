@@ -19,4 +19,9 @@ namespace kube::detail {
 /// Thread safety: may be called from any thread (one mutex around the pool).
 [[nodiscard]] std::shared_ptr<const std::string> shared_json_text(std::string_view text);
 
+/// The shared copy of `text` when some live raw_json holds equal text, else
+/// null. Every text in the pool was checked to be compact JSON before it
+/// entered, so a reader that finds its text here need not check it again.
+[[nodiscard]] std::shared_ptr<const std::string> find_json_text(std::string_view text);
+
 }  // namespace kube::detail

@@ -157,11 +157,7 @@ void read(proto_reader& in, raw_json& out, const json_path& at) {
     out = raw_json();
     return;
   }
-  // The JSON reader's own path: compact text is kept as is (and shared),
-  // anything else is parsed and checked.
-  json_reader r(text);
-  r.read(out, at);
-  r.finish();
+  json_reader::read_whole(text, out, at);
 }
 
 bool read_time(proto_reader& in, timestamp& out, const json_path& at, bool micro) {

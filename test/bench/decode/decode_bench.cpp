@@ -15,12 +15,18 @@
 // builds no std::vector<Pod>, as the informer's list does
 // (api<Pod>::async_list_shared, kube::shared_list<Pod>).
 //
+// heap_per_item is the live heap (glibc mallinfo2) the last pass's list
+// holds, over its items: the objects' own size, the floor under an
+// informer's memory per cached object.
+//
 // Output line (key=value):
-//   RESULT impl=kube|kube-shared format=json|protobuf items=N bytes=B ms=.. cpu_ms=.. maxrss_kb=..
+//   RESULT impl=kube|kube-shared format=json|protobuf items=N bytes=B ms=.. cpu_ms=.. maxrss_kb=.. heap_per_item=..
 
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/codec/json_reader.hpp>
 #include <kube/detail/typed_core.hpp>
+
+#include <malloc.h>
 
 #include "../tools/process_stats.hpp"
 
@@ -71,13 +77,22 @@ shared_pods shared_from_protobuf(std::string_view body) {
   return out;
 }
 
+// Allocated bytes, in the arenas and in mmapped chunks (large vectors).
+std::size_t live_heap() {
+  const auto m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
 // Decodes `text` `passes` times with `decode`; the last list stays alive
 // while the next one is decoded (freed outside the timed part), as on the
-// Go side. Returns the item count of the last pass.
+// Go side. Returns the item count of the last pass and sets `heap` to the
+// live heap that list holds.
 template <class Decode>
-std::size_t run(int passes, std::vector<double>& ms, std::vector<double>& cpu_ms, Decode decode) {
+std::size_t run(int passes, std::vector<double>& ms, std::vector<double>& cpu_ms, std::size_t& heap, Decode decode) {
   using L = decltype(decode());
   std::vector<L> keep;
+  keep.reserve(1);
+  const std::size_t heap_before = live_heap();
   for (int i = 0; i < passes; ++i) {
     const double c0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
@@ -88,6 +103,7 @@ std::size_t run(int passes, std::vector<double>& ms, std::vector<double>& cpu_ms
     keep.clear();
     keep.push_back(std::move(list));
   }
+  heap = live_heap() - heap_before;
   return keep.back().items.size();
 }
 
@@ -127,22 +143,23 @@ int main(int argc, char** argv) {
   std::vector<double> ms;
   std::vector<double> cpu_ms;
   std::size_t items = 0;
+  std::size_t heap = 0;
   try {
     if (protobuf && shared) {
-      items = run(passes, ms, cpu_ms, [&] { return shared_from_protobuf(text); });
+      items = run(passes, ms, cpu_ms, heap, [&] { return shared_from_protobuf(text); });
     } else if (protobuf) {
-      items = run(passes, ms, cpu_ms, [&] { return kube::from_protobuf<PodList>(text); });
+      items = run(passes, ms, cpu_ms, heap, [&] { return kube::from_protobuf<PodList>(text); });
     } else if (shared) {
-      items = run(passes, ms, cpu_ms, [&] { return shared_from_json(text); });
+      items = run(passes, ms, cpu_ms, heap, [&] { return shared_from_json(text); });
     } else {
-      items = run(passes, ms, cpu_ms, [&] { return kube::from_json<PodList>(text); });
+      items = run(passes, ms, cpu_ms, heap, [&] { return kube::from_json<PodList>(text); });
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kube-bench-decode: %s: %s\n", path, e.what());
     return 1;
   }
-  std::printf("RESULT impl=%s format=%s items=%zu bytes=%zu ms=%.1f cpu_ms=%.1f maxrss_kb=%ld\n",
+  std::printf("RESULT impl=%s format=%s items=%zu bytes=%zu ms=%.1f cpu_ms=%.1f maxrss_kb=%ld heap_per_item=%zu\n",
               shared ? "kube-shared" : "kube", protobuf ? "protobuf" : "json", items, text.size(), median(ms),
-              median(cpu_ms), kube_bench::usage_now().max_rss_kb);
+              median(cpu_ms), kube_bench::usage_now().max_rss_kb, items ? heap / items : 0);
   return 0;
 }

@@ -9,7 +9,7 @@
 # filled by podload with the informer benchmark's pods (~6.6 KB of JSON
 # each, managedFields included).
 #
-#   test/bench/decode/run.sh [-n "10000"] [-p PASSES] [-r RUNS] [-B BUILD_DIR]
+#   test/bench/decode/run.sh [-n "10000"] [-p PASSES] [-r RUNS] [-B BUILD_DIR] [-k DIR]
 #
 # For every N: creates N pods, records `GET /api/v1/namespaces/NS/pods` with
 # kubectl (JSON) and with client-go asking for
@@ -17,7 +17,9 @@
 # alternating, runs each of the five decoder processes, which decodes its
 # list PASSES times and reports the median pass (time and CPU).
 # Prints the medians over runs and the ratios ours/client-go on the same
-# format (< 1: ours is cheaper).
+# format (< 1: ours is cheaper), and the live heap the decoded list holds
+# per pod. -k keeps the recorded lists in DIR (pods-N.json, pods-N.pb),
+# for profiling.
 # The raw RESULT lines stay in BUILD_DIR/decode-results.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -25,13 +27,15 @@ build="$root/build/bench-release"
 sizes="10000"
 passes=7
 runs=3
-while getopts "n:p:r:B:" opt; do
+keep=""
+while getopts "n:p:r:B:k:" opt; do
   case $opt in
     n) sizes=$OPTARG ;;
     p) passes=$OPTARG ;;
     r) runs=$OPTARG ;;
     B) build=$OPTARG ;;
-    *) echo "usage: $0 [-n \"N ...\"] [-p PASSES] [-r RUNS] [-B BUILD_DIR]" >&2; exit 2 ;;
+    k) keep=$OPTARG ;;
+    *) echo "usage: $0 [-n \"N ...\"] [-p PASSES] [-r RUNS] [-B BUILD_DIR] [-k DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -59,7 +63,11 @@ for n in $sizes; do
     "$build/test/bench/decode/kube-bench-decode" --passes "$passes" --shared "$proto" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
     "$build/go-bench/decode" -passes "$passes" "$proto" | sed "s/^RESULT /RESULT n=$n /" >>"$results"
   done
-  rm -f "$list" "$proto"
+  if [[ -n $keep ]]; then
+    mkdir -p "$keep" && mv "$list" "$proto" "$keep/"
+  else
+    rm -f "$list" "$proto"
+  fi
   kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
 done
 
@@ -93,4 +101,5 @@ for n in sorted(rows):
     line("ms per list", lambda rs: med(rs, "ms"))
     line("CPU ms per list", lambda rs: med(rs, "cpu_ms"))
     line("peak RSS (MiB)", lambda rs: med(rs, "maxrss_kb") / 1024)
+    line("heap/pod (bytes)", lambda rs: med(rs, "heap_per_item"))
 PY

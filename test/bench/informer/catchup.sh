@@ -47,7 +47,7 @@ cleanup() {
   rm -rf "$state"
 }
 trap cleanup EXIT
-"$bin/kcluster" up --dir "$state" --bin-dir "$bin" --watch-pid $$ >/dev/null
+"$bin/kcluster" up --dir "$state" --bin-dir "$bin" --watch-pid $$ --apiserver-only >/dev/null
 kc=$state/kubeconfig/admin-cert.yaml
 kctl() { kubectl --kubeconfig "$kc" "$@"; }
 kctl create namespace catchup >/dev/null

@@ -50,14 +50,16 @@
 # gets 410 and it syncs again (100 objects changed, the rest as cached), and the process reports the peak RSS and sampled live heap of
 # that relist (see informer_bench.cpp). A second table gives peak / steady.
 #
-# -F adds the floor under the update phase: four more processes per run
-# that receive the same updates through a watch and do less with them
-# (kube-bench-watch-floor --mode tls: TLS bytes through Asio only;
+# -F adds the floors under the sync and the update phase: four more
+# processes per run that receive the same pods and the same updates and do
+# less with them (kube-bench-watch-floor, which syncs by a streaming list
+# as our informer does: --mode tls: TLS bytes through Asio only;
 # --mode tls-blocking: the same with blocking reads, no reactor;
 # --mode watch: kube's typed watch without an informer; go-bench/watchfloor:
-# client-go's HTTP/2 transport reading the protobuf watch, events found but
-# not decoded). They print a second table: CPU per update event and its
-# ratio to client-go's informer.
+# client-go's HTTP/2 transport reading the gzip-compressed protobuf list
+# and then the protobuf watch, nothing decoded). They print a second table:
+# CPU to synced and per update event, and their ratios to client-go's
+# informer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
@@ -224,20 +226,25 @@ for w, n in rows:
 floor_impls = ["floor-tls-blocking", "floor-tls", "floor-watch", "client-go-floor", "kube", "client-go"]
 if any("floor-tls" in r for r in rows.values()):
     print()
-    print(f"floor under the update phase: CPU per update event, medians of {sys.argv[2]} runs")
-    print(f"{'workload':<8} {'N':>7} {'process':<44} {'us/event':>9} {'/ client-go':>12}")
+    print(f"floors: CPU to synced and per update event, medians of {sys.argv[2]} runs; ratios to client-go's informer")
+    print(f"{'workload':<8} {'N':>7} {'process':<48} {'synced s':>9} {'CPU to synced':>13} {'ratio':>6} "
+          f"{'us/event':>9} {'ratio':>6}")
     what = {"floor-tls-blocking": "TLS bytes only, blocking reads (OpenSSL)",
             "floor-tls": "kube: TLS bytes only (Asio + OpenSSL)", "floor-watch": "kube: typed watch, no informer",
-            "client-go-floor": "client-go: HTTP/2 transport, protobuf bytes", "kube": "kube: informer",
+            "client-go-floor": "client-go: HTTP/2 transport, bytes (list inflated)", "kube": "kube: informer",
             "client-go": "client-go: informer (default)"}
     for w, n in rows:
         if "client-go" not in rows[w, n]:
             continue
         base = upd(rows[w, n]["client-go"]) / int(sys.argv[3]) * 1e6
+        base_sync = med(rows[w, n]["client-go"], "cpu_synced_s")
         for impl in floor_impls:
             if impl in rows[w, n]:
-                us = upd(rows[w, n][impl]) / int(sys.argv[3]) * 1e6
-                print(f"{w:<8} {n:>7} {what[impl]:<44} {us:>9.0f} {us / base:>12.2f}")
+                rs = rows[w, n][impl]
+                us = upd(rs) / int(sys.argv[3]) * 1e6
+                cs = med(rs, "cpu_synced_s")
+                print(f"{w:<8} {n:>7} {what[impl]:<48} {med(rs, 'sync_s'):>9.3f} {cs:>13.3f} {cs / base_sync:>6.2f} "
+                      f"{us:>9.0f} {us / base:>6.2f}")
 if relists:
     print()
     print(f"forced relist (etcd compacted, apiserver restarted), kube alone: medians of {sys.argv[2]} runs")

@@ -28,6 +28,10 @@ bench_cluster_up() {
   # The trap runs after the caller's function returns, so it names the paths itself.
   # shellcheck disable=SC2064
   trap "\"$build/bench-cluster/kcluster\" down --dir \"$state\" >/dev/null 2>&1 || true; rm -rf \"$state\"" EXIT
-  "$build/bench-cluster/kcluster" up --dir "$state" --watch-pid $$ >&2
+  # The apiserver alone: no controller traffic beside the benchmark's, and
+  # no pod garbage collector for the pods the benchmarks bind to nodes that
+  # do not exist.
+  "$build/bench-cluster/kcluster" up --dir "$state" --watch-pid $$ --apiserver-only >&2
   kc="$state/kubeconfig/admin-cert.yaml"
+  PATH="$build/bench-cluster:$PATH"  # kubectl of the apiserver's version
 }

@@ -57,6 +57,38 @@ TEST_CASE("a Pod and a PodList read from protobuf equal their JSON twins", "[cod
   CHECK(kube::to_json(list) == kube::to_json(list_json));
 }
 
+TEST_CASE("managedFields text read from protobuf shares the buffer of equal text already held", "[codegen][protobuf]") {
+  const auto first = kube::from_protobuf<k8s::core::v1::Pod>(protobuf_data("pod.pb"));
+  const auto again = kube::from_protobuf<k8s::core::v1::Pod>(protobuf_data("pod.pb"));
+  const auto from_json = kube::from_json<k8s::core::v1::Pod>(protobuf_data("pod.json"));
+  REQUIRE(first.metadata.managed_fields);
+  REQUIRE_FALSE(first.metadata.managed_fields->empty());
+  for (std::size_t i = 0; i < first.metadata.managed_fields->size(); ++i) {
+    const auto& a = first.metadata.managed_fields->at(i).fields_v1;
+    const auto& b = again.metadata.managed_fields->at(i).fields_v1;
+    const auto& c = from_json.metadata.managed_fields->at(i).fields_v1;
+    REQUIRE(a);
+    CHECK_FALSE(a->text().empty());
+    CHECK(a->text().data() == b->text().data());  // found in the pool: shared, not read again
+    CHECK(a->text().data() == c->text().data());
+  }
+  // Text no live value holds is read and checked: not JSON, refused.
+  auto varint = [](unsigned v) {
+    std::string out;
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
+    out.push_back(static_cast<char>(v));
+    return out;
+  };
+  auto message = [&](unsigned field, const std::string& body) {  // a length-delimited field
+    return varint(field << 3 | 2) + varint(static_cast<unsigned>(body.size())) + body;
+  };
+  const auto bad = kube::codec::seal_envelope(
+      "v1", "Pod",
+      message(1, message(17, message(7, message(1, "{\"f:x\":{},}")))));  // metadata.managedFields[0].fieldsV1.Raw
+  CHECK_THROWS_WITH(kube::from_protobuf<k8s::core::v1::Pod>(bad),
+                    Catch::Contains(".metadata.managedFields[0].fieldsV1"));
+}
+
 TEST_CASE("written back, a Pod read from protobuf gives the same bytes", "[codegen][protobuf]") {
   const auto body = protobuf_data("pod.pb");
   const auto pod = kube::from_protobuf<k8s::core::v1::Pod>(body);

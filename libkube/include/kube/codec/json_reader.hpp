@@ -77,6 +77,11 @@ public:
   /// (compact, no numbers, no escapes other than quote and backslash),
   /// else decodes it through the DOM.
   void read(raw_json& out, const json_path& at);
+  /// Reads `text`, the whole of one JSON value (protobuf carries
+  /// RawExtension and FieldsV1 as bytes), into `out`. Text equal to one a
+  /// live raw_json already holds is shared without being read again (the
+  /// pool holds only text that was checked); other text is read as above.
+  static void read_whole(std::string_view text, raw_json& out, const json_path& at);
 
   /// Only whitespace may follow the root value.
   void finish();

@@ -11,7 +11,10 @@
 //
 // Output line (key=value):
 //
-//	RESULT impl=client-go format=json|protobuf items=N bytes=B ms=.. cpu_ms=.. maxrss_kb=..
+//	RESULT impl=client-go format=json|protobuf items=N bytes=B ms=.. cpu_ms=.. maxrss_kb=.. heap_per_item=..
+//
+// heap_per_item is the live heap (after a collection) the last pass's list
+// holds, over its items, as kube-bench-decode reports it.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"sort"
 	"time"
 
@@ -85,6 +89,7 @@ func main() {
 	var ms, cpu []float64
 	var keep runtime.Object // the last list stays alive while the next one is decoded, as on our side
 	items := 0
+	heapBefore := liveHeap()
 	for i := 0; i < *passes; i++ {
 		c0 := procstat.CPUSeconds()
 		t0 := time.Now()
@@ -103,10 +108,19 @@ func main() {
 		items = len(list.Items)
 		keep = obj
 	}
-	_ = keep
+	heap := liveHeap() - heapBefore
+	goruntime.KeepAlive(keep)
 	format := "json"
 	if bytes.HasPrefix(data, []byte("k8s\x00")) {
 		format = "protobuf"
 	}
-	fmt.Printf("RESULT impl=client-go format=%s items=%d bytes=%d ms=%.1f cpu_ms=%.1f maxrss_kb=%d\n", format, items, len(data), median(ms), median(cpu), procstat.Now().MaxRSSKB)
+	fmt.Printf("RESULT impl=client-go format=%s items=%d bytes=%d ms=%.1f cpu_ms=%.1f maxrss_kb=%d heap_per_item=%d\n", format, items, len(data), median(ms), median(cpu), procstat.Now().MaxRSSKB, heap/uint64(max(items, 1)))
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	goruntime.GC()
+	var m goruntime.MemStats
+	goruntime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
