@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: builds the SDK and its samples, brings up a local REAL
-# Kubernetes control plane (kube-apiserver + etcd built from Go modules) and
-# runs a sample against it, then tears everything down.
+# Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler and KWOK's fake nodes, built from Go modules) and runs the
+# samples against it, then tears everything down.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KUBE_BUILD_DIR:-$root/build}/demo
@@ -17,11 +18,13 @@ echo "== building the local cluster (cached after the first run)"
 kcluster=$build/cluster-bin/kcluster
 state=$build/cluster
 trap '"$kcluster" down --dir "$state" >/dev/null 2>&1 || true' EXIT INT TERM
-echo "== starting kube-apiserver + etcd"
+echo "== starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler and 3 fake nodes (KWOK)"
 # --watch-pid: if this script is killed, the cluster goes away with it.
 "$kcluster" up --dir "$state" --watch-pid $$ >/dev/null
 set -a; . "$state/cluster.env"; set +a
+PATH="$build/cluster-bin:$PATH"  # kubectl built with the apiserver, same version
 echo "   apiserver at $KUBE_TEST_SERVER; kubeconfig: $KUBE_TEST_KUBECONFIG_ADMIN"
+kubectl --kubeconfig "$KUBE_TEST_KUBECONFIG_ADMIN" get nodes | sed 's/^/   /'
 
 echo "== kube-server-version: GET /version over verified TLS with a client certificate"
 "$build/samples/server-version/kube-server-version" --server "$KUBE_TEST_SERVER" \
@@ -57,7 +60,10 @@ step "created Foo example-foo (replicas 1)"
 kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,OWNER:.metadata.ownerReferences[0].kind
 kubectl -n demo patch foo example-foo --type merge -p '{"spec":{"replicas":3}}' >/dev/null
 step "scaled Foo example-foo to 3"
-kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas
+kubectl -n demo rollout status deployment/example-foo --timeout=60s >/dev/null
+kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,READY:.status.readyReplicas
+echo "-- its pods, made by the ReplicaSet controller, scheduled, and Running on the fake nodes"
+kubectl -n demo get pods -o custom-columns=POD:.metadata.name,PHASE:.status.phase,IP:.status.podIP,NODE:.spec.nodeName
 kubectl -n demo delete deployment example-foo >/dev/null
 step "deleted the Deployment behind the controller's back"
 kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,CREATED:.metadata.creationTimestamp

@@ -14,7 +14,7 @@ export GOTOOLCHAIN=local
 kcluster=$build/cluster-bin/kcluster
 state=$build/cluster
 trap '"$kcluster" down --dir "$state" >/dev/null 2>&1 || true' EXIT
-"$kcluster" up --dir "$state" --watch-pid $$ >/dev/null
+"$kcluster" up --dir "$state" --watch-pid $$ --apiserver-only >/dev/null
 set -a; . "$state/cluster.env"; set +a
 
 get() { # PATH -> stdout, verified TLS with the admin client certificate

@@ -6,6 +6,8 @@ set -a
 # shellcheck disable=SC1091
 . "$KUBE_TEST_CLUSTER_DIR/cluster.env"
 set +a
+# kubectl is the one built with the apiserver (same version).
+PATH="$(dirname "$KUBE_TEST_KUBECTL"):$PATH"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }

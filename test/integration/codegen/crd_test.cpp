@@ -55,8 +55,7 @@ TEST_CASE("a typed update keeps the fields a newer CRD added", "[codegen][crd]")
   CHECK(spec.at("color").as_string() == "blue");
   CHECK(spec.at("owner").at("team").as_string() == "a");
   CHECK(spec.at("owner").at("email").as_string() == "a@example.com");
-  sh("kubectl --kubeconfig " + cluster_env().at("KUBE_TEST_KUBECONFIG_ADMIN") + " delete namespace " + ns +
-     " --wait=false");
+  sh(kubectl() + "delete namespace " + ns + " --wait=false");
 }
 
 TEST_CASE("typed CRUD with status and scale of a CRD and its other served version", "[codegen][crd]") {
@@ -112,6 +111,5 @@ TEST_CASE("typed CRUD with status and scale of a CRD and its other served versio
     auto [ec, gone] = co_await widgets.async_get("w2", asio::as_tuple(asio::use_awaitable));
     CHECK(ec == kube::api_errc::not_found);
   });
-  sh("kubectl --kubeconfig " + cluster_env().at("KUBE_TEST_KUBECONFIG_ADMIN") + " delete namespace " + ns +
-     " --wait=false");
+  sh(kubectl() + "delete namespace " + ns + " --wait=false");
 }

@@ -105,8 +105,10 @@ inline void create_namespace(const std::string& ns) {
 }
 
 inline int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+// kubectl as the admin: the one built with the apiserver (same version).
 inline std::string kubectl() {
-  return "kubectl --kubeconfig " + kube_test::cluster_env().at("KUBE_TEST_KUBECONFIG_ADMIN") + " ";
+  const auto& env = kube_test::cluster_env();
+  return env.at("KUBE_TEST_KUBECTL") + " --kubeconfig " + env.at("KUBE_TEST_KUBECONFIG_ADMIN") + " ";
 }
 inline std::string event_name(const kube::watch_event& ev) {
   const auto* md = ev.object.if_contains("metadata");

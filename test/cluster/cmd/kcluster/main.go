@@ -1,8 +1,10 @@
 // Command kcluster runs the project's test cluster: a real etcd and a real
 // kube-apiserver on 127.0.0.1, with TLS, a client CA, static tokens and RBAC,
-// and Toxiproxy in front of the apiserver for fault-injection tests.
+// Toxiproxy in front of the apiserver for fault-injection tests, and (unless
+// --apiserver-only) kube-controller-manager, kube-scheduler and KWOK running
+// a few fake nodes whose pods become Running (workloads.go).
 //
-//	kcluster up      --dir DIR --bin-dir BIN [--watch-pid N|parent|none]
+//	kcluster up      --dir DIR --bin-dir BIN [--watch-pid N|parent|none] [--nodes N] [--apiserver-only]
 //	kcluster down    --dir DIR
 //	kcluster restart-apiserver | stop-apiserver | start-apiserver --dir DIR
 //	kcluster kill-apiserver | pause-apiserver | resume-apiserver --dir DIR
@@ -10,7 +12,7 @@
 //	kcluster status  --dir DIR
 //
 // `up` starts a supervisor in its own session and returns once the cluster is
-// ready. The supervisor owns etcd, the apiserver and Toxiproxy (they die with
+// ready. The supervisor owns every process it starts (they die with
 // it through PR_SET_PDEATHSIG), tears everything down on `down`, on
 // SIGTERM/SIGINT, and when the watched process (by default the caller of
 // `up`, i.e. ctest) is gone, so an interrupted test run leaves nothing behind. A later `up` on the same
@@ -35,7 +37,9 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage: kcluster COMMAND --dir DIR [flags]
 commands:
-  up                 start etcd, kube-apiserver and Toxiproxy; wait until ready
+  up                 start etcd, kube-apiserver, Toxiproxy, kube-controller-manager,
+                     kube-scheduler and KWOK with --nodes fake nodes (default 3;
+                     --apiserver-only: the first three only); wait until ready
   down               stop everything started by up
   restart-apiserver  stop and start the apiserver (same etcd, same port)
   stop-apiserver     stop the apiserver only
@@ -64,6 +68,8 @@ func main() {
 	binDir := fs.String("bin-dir", "", "directory holding etcd and kube-apiserver (default: next to kcluster)")
 	watch := fs.String("watch-pid", "parent", "tear down when this process exits: a pid, 'parent' or 'none'")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long up/start may wait for readiness")
+	nodes := fs.Int("nodes", 3, "fake nodes KWOK runs (up)")
+	apiserverOnly := fs.Bool("apiserver-only", false, "no controller manager, scheduler, KWOK or nodes (up)")
 	_ = fs.Parse(os.Args[2:])
 	if *dir == "" {
 		fatalf("%s: --dir is required", cmd)
@@ -93,10 +99,15 @@ func main() {
 				fatalf("up: --watch-pid=%q is not a pid, 'parent' or 'none'", *watch)
 			}
 		}
-		up(*dir, *binDir, watchPid, *timeout)
+		if *apiserverOnly {
+			*nodes = 0
+		} else if *nodes < 1 {
+			fatalf("up: --nodes=%d: at least one node (or --apiserver-only)", *nodes)
+		}
+		up(*dir, *binDir, watchPid, *timeout, *nodes)
 	case "supervise":
 		pid, _ := strconv.Atoi(*watch)
-		os.Exit(supervise(*dir, *binDir, pid, *timeout))
+		os.Exit(supervise(*dir, *binDir, pid, *timeout, *nodes))
 	case "down":
 		down(*dir)
 	case "restart-apiserver", "stop-apiserver", "start-apiserver", "kill-apiserver", "pause-apiserver",
@@ -113,7 +124,7 @@ func main() {
 
 // up wipes dir (killing leftovers of an earlier run), starts the supervisor
 // detached from our session and waits for it to report ready or fail.
-func up(dir, binDir string, watchPid int, timeout time.Duration) {
+func up(dir, binDir string, watchPid int, timeout time.Duration, nodes int) {
 	killLeftovers(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		fatalf("up: cannot clear %s: %v", dir, err)
@@ -121,7 +132,11 @@ func up(dir, binDir string, watchPid int, timeout time.Duration) {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		fatalf("up: %v", err)
 	}
-	for _, b := range []string{"etcd", "kube-apiserver", "toxiproxy-server"} {
+	need := []string{"etcd", "kube-apiserver", "toxiproxy-server"}
+	if nodes > 0 {
+		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok")
+	}
+	for _, b := range need {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			fatalf("up: %s not found in %s (build it with test/cluster/build.sh)", b, binDir)
 		}
@@ -133,7 +148,7 @@ func up(dir, binDir string, watchPid int, timeout time.Duration) {
 	}
 	self, _ := os.Executable()
 	sup := exec.Command(self, "supervise", "--dir", dir, "--bin-dir", binDir,
-		"--watch-pid", strconv.Itoa(watchPid), "--timeout", timeout.String())
+		"--watch-pid", strconv.Itoa(watchPid), "--timeout", timeout.String(), "--nodes", strconv.Itoa(nodes))
 	sup.Stdout, sup.Stderr = logf, logf
 	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := sup.Start(); err != nil {
@@ -224,13 +239,15 @@ func killLeftovers(dir string) {
 	if err != nil {
 		return
 	}
-	for _, pid := range []int{st.SupervisorPid, st.APIServerPid, st.EtcdPid, st.ToxiproxyPid} {
+	for _, pid := range []int{st.SupervisorPid, st.APIServerPid, st.EtcdPid, st.ToxiproxyPid,
+		st.ControllerManagerPid, st.SchedulerPid, st.KwokPid} {
 		if pid <= 0 || !alive(pid) {
 			continue
 		}
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		switch strings.TrimSuffix(filepath.Base(exe), " (deleted)") {
-		case "kcluster", "etcd", "kube-apiserver", "toxiproxy-server":
+		case "kcluster", "etcd", "kube-apiserver", "toxiproxy-server", "kube-controller-manager", "kube-scheduler",
+			"kwok":
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

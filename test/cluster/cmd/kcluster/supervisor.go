@@ -38,6 +38,11 @@ type state struct {
 	// (https://127.0.0.1:PORT), ToxiproxyAPI its HTTP API.
 	ProxyServer  string `json:"proxyServer"`
 	ToxiproxyAPI string `json:"toxiproxyAPI"`
+	// The workload parts (0 in an apiserver-only cluster).
+	ControllerManagerPid int `json:"controllerManagerPid,omitempty"`
+	SchedulerPid         int `json:"schedulerPid,omitempty"`
+	KwokPid              int `json:"kwokPid,omitempty"`
+	Nodes                int `json:"nodes"`
 }
 
 func readState(dir string) (*state, error) {
@@ -56,14 +61,18 @@ type supervisor struct {
 	dir, binDir string
 	timeout     time.Duration
 	pki         *pkiFiles
+	nodes       int // fake nodes; 0: apiserver only (no controller manager, scheduler, KWOK)
 
-	etcdPort, etcdPeerPort, apiPort, proxyPort, toxiPort int
+	etcdPort, etcdPeerPort, apiPort, proxyPort, toxiPort, kwokPort, portForwardPort int
 
 	mu        sync.Mutex
 	st        state
 	etcd, api *exec.Cmd
 	apiDone   chan struct{}
 	toxi      *exec.Cmd
+
+	kcm, sched, kwok    *exec.Cmd
+	portForwardListener net.Listener
 }
 
 func freePort() (int, error) {
@@ -75,9 +84,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func supervise(dir, binDir string, watchPid int, timeout time.Duration) int {
+func supervise(dir, binDir string, watchPid int, timeout time.Duration, nodes int) int {
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
-	s := &supervisor{dir: dir, binDir: binDir, timeout: timeout, pki: newPKIFiles(filepath.Join(dir, "pki"))}
+	s := &supervisor{dir: dir, binDir: binDir, timeout: timeout, pki: newPKIFiles(filepath.Join(dir, "pki")), nodes: nodes}
+	s.st.Nodes = nodes
 	s.st.SupervisorPid = os.Getpid()
 
 	sigs := make(chan os.Signal, 1)
@@ -134,7 +144,8 @@ func (s *supervisor) start() error {
 		return fmt.Errorf("pki: %w", err)
 	}
 	var err error
-	for _, p := range []*int{&s.etcdPort, &s.etcdPeerPort, &s.apiPort, &s.proxyPort, &s.toxiPort} {
+	for _, p := range []*int{&s.etcdPort, &s.etcdPeerPort, &s.apiPort, &s.proxyPort, &s.toxiPort, &s.kwokPort,
+		&s.portForwardPort} {
 		if *p, err = freePort(); err != nil {
 			return err
 		}
@@ -158,17 +169,26 @@ func (s *supervisor) start() error {
 	if err := s.writeKubeconfigs(); err != nil {
 		return err
 	}
+	if s.nodes > 0 {
+		if err := s.startWorkloads(); err != nil {
+			return err
+		}
+	}
 	return s.writeEnv()
 }
 
 // spawn starts a child that is killed if the supervisor dies, whatever the
-// reason (PR_SET_PDEATHSIG). Output goes to DIR/logs/NAME.log.
-func (s *supervisor) spawn(name string, args ...string) (*exec.Cmd, error) {
+// reason (PR_SET_PDEATHSIG), with `env` added to the supervisor's
+// environment. Output goes to DIR/logs/NAME.log.
+func (s *supervisor) spawn(env []string, name string, args ...string) (*exec.Cmd, error) {
 	logf, err := os.OpenFile(filepath.Join(s.dir, "logs", name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(s.binDir, name), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -182,7 +202,7 @@ func (s *supervisor) spawn(name string, args ...string) (*exec.Cmd, error) {
 
 func (s *supervisor) startEtcd() error {
 	peer := fmt.Sprintf("http://127.0.0.1:%d", s.etcdPeerPort)
-	cmd, err := s.spawn("etcd",
+	cmd, err := s.spawn(nil, "etcd",
 		"--name=default",
 		"--data-dir="+filepath.Join(s.dir, "etcd-data"),
 		"--listen-client-urls="+s.st.EtcdURL,
@@ -227,6 +247,8 @@ func (s *supervisor) apiServerArgs() []string {
 		// The "kubernetes" Service would point at a loopback address, which
 		// Endpoints validation rejects; nothing here needs it.
 		"--endpoint-reconciler-type=none",
+		// The fake nodes' kubelet (KWOK) is reached at the node's InternalIP.
+		"--kubelet-preferred-address-types=InternalIP",
 		"--cert-dir=" + filepath.Join(s.dir, "apiserver-certs"),
 		"--profiling=false",
 		"--v=1",
@@ -234,7 +256,7 @@ func (s *supervisor) apiServerArgs() []string {
 }
 
 func (s *supervisor) startAPIServer() error {
-	cmd, err := s.spawn("kube-apiserver", s.apiServerArgs()...)
+	cmd, err := s.spawn(nil, "kube-apiserver", s.apiServerArgs()...)
 	if err != nil {
 		return err
 	}
@@ -380,7 +402,7 @@ func (s *supervisor) startToxiproxy() error {
 	if err := os.WriteFile(cfg, []byte(proxies+"\n"), 0o644); err != nil {
 		return err
 	}
-	cmd, err := s.spawn("toxiproxy-server", "-host", "127.0.0.1", "-port", fmt.Sprint(s.toxiPort), "-config", cfg)
+	cmd, err := s.spawn(nil, "toxiproxy-server", "-host", "127.0.0.1", "-port", fmt.Sprint(s.toxiPort), "-config", cfg)
 	if err != nil {
 		return err
 	}
@@ -407,6 +429,7 @@ func getContains(url, want string) error {
 }
 
 func (s *supervisor) teardown() {
+	s.stopWorkloads()
 	if s.toxi != nil && s.toxi.Process != nil {
 		_ = s.toxi.Process.Kill()
 	}
@@ -524,6 +547,13 @@ func (s *supervisor) writeEnv() error {
 		"KUBE_TEST_PROXY_SERVER=" + s.st.ProxyServer,
 		"KUBE_TEST_TOXIPROXY_API=" + s.st.ToxiproxyAPI,
 		"KUBE_TEST_KUBECONFIG_ADMIN_PROXIED=" + kc("admin-cert-proxied"),
+		fmt.Sprintf("KUBE_TEST_NODES=%d", s.nodes),
+		"KUBE_TEST_KUBECTL=" + filepath.Join(s.binDir, "kubectl"),
+	}
+	if s.nodes > 0 {
+		lines = append(lines,
+			"KUBE_TEST_KWOK_DIR="+s.kwokDir(),
+			fmt.Sprintf("KUBE_TEST_PORT_FORWARD_TARGET=127.0.0.1:%d", s.portForwardPort))
 	}
 	return os.WriteFile(filepath.Join(s.dir, "cluster.env"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
