@@ -53,23 +53,6 @@ const std::shared_ptr<const T>& object_of(const deleted_object<T>& d) {
   return std::get<std::shared_ptr<const T>>(d);
 }
 
-namespace detail {
-/// Waits until `ready()`, on `cv`'s strand: `cv` is a timer that never
-/// expires, used as a condition variable (whoever may make ready() true
-/// cancels it). Throws operation_aborted if the waiter is cancelled.
-template <class Ready>
-boost::asio::awaitable<void> wait_until(boost::asio::steady_timer& cv, Ready ready) {
-  while (!ready()) {
-    auto [ec] = co_await cv.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    (void)ec;  // cancelled by the notifier, or our own cancellation (checked below)
-    auto cs = co_await boost::asio::this_coro::cancellation_state;
-    if (cs.cancelled() != boost::asio::cancellation_type::none) {
-      throw boost::system::system_error(boost::asio::error::operation_aborted);
-    }
-  }
-}
-}  // namespace detail
-
 /// Notification callbacks (client-go's ResourceEventHandlerFuncs); any may
 /// be empty. Each handler has its own queue and runs on its own strand
 /// (handler_params::executor), one notification at a time, in order; a slow
@@ -136,7 +119,7 @@ private:
   friend class shared_index_informer;
 
   boost::asio::awaitable<void> wait_for_sync() {
-    return detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by mark_synced
+    return kube::detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by mark_synced
   }
   void mark_synced() {  // on strand_
     synced_.store(true, std::memory_order_release);
@@ -598,7 +581,7 @@ private:
   }
 
   boost::asio::awaitable<void> wait_for_sync() {
-    return detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by check_synced
+    return kube::detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by check_synced
   }
 
   static bool same_version(const T& a, const T& b) {

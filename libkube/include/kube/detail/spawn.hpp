@@ -7,6 +7,7 @@
 #include <kube/detail/initiate.hpp>
 #include <kube/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -15,6 +16,9 @@
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <exception>
@@ -58,6 +62,21 @@ void spawn_operation(const Executor& ex, Body body, Handler handler, Finish fini
         boost::asio::dispatch(
             work, [h = std::move(h), args = std::move(args)]() mutable { std::apply(std::move(h), std::move(args)); });
       }));
+}
+
+/// Waits until `ready()`, on `cv`'s strand: `cv` is a timer that never
+/// expires, used as a condition variable (whoever may make ready() true
+/// cancels it). Throws operation_aborted if the waiter is cancelled.
+template <class Ready>
+boost::asio::awaitable<void> wait_until(boost::asio::steady_timer& cv, Ready ready) {
+  while (!ready()) {
+    auto [ec] = co_await cv.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    (void)ec;  // cancelled by the notifier, or our own cancellation (checked below)
+    auto cs = co_await boost::asio::this_coro::cancellation_state;
+    if (cs.cancelled() != boost::asio::cancellation_type::none) {
+      throw boost::system::system_error(boost::asio::error::operation_aborted);
+    }
+  }
 }
 
 /// `finish` for coroutines that return nothing: void(error_code).

@@ -16,6 +16,7 @@
 #include <kube/watch/typed_watch.hpp>
 #include <kube/rest/list_params.hpp>
 #include <kube/streams/log_stream.hpp>
+#include <kube/streams/remote_command.hpp>
 
 #include <memory>
 #include <string>
@@ -32,6 +33,8 @@ namespace kube {
 namespace detail {
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h);
 void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out, typed_completion h);
+void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string> command, remote_command_params p,
+                          std::shared_ptr<remote_process> out, typed_completion h);
 }  // namespace detail
 
 /// The typed client for resource kind T.
@@ -95,7 +98,7 @@ public:
   using options::async_list, options::async_list_all, options::async_list_shared, options::async_watch,
       options::async_create, options::async_replace, options::async_replace_status, options::async_patch,
       options::async_patch_status, options::async_apply, options::async_delete, options::async_evict,
-      options::async_logs;
+      options::async_logs, options::async_exec, options::async_attach;
 
   // ---- read -------------------------------------------------------------
 
@@ -332,6 +335,40 @@ public:
         [t = t_, n = std::string(name), p = params](std::shared_ptr<log_stream> out,
                                                     detail::typed_completion h) mutable {
           detail::typed_logs(std::move(t), std::move(n), std::move(p), std::move(out), std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
+  /// `pods/exec`: runs `command` (not empty) in the pod's container, over
+  /// a WebSocket (see kube::remote_process). The request's errors (no such
+  /// pod or container, the container not running, forbidden) complete this
+  /// call, with the server's Status.
+  /// Completion: void(error_code, remote_process).
+  template <class Token = use_awaitable_t>
+  auto async_exec(std::string_view name, std::vector<std::string> command,
+                  const remote_command_params& params = defaults<remote_command_params>, Token&& token = {}) {
+    static_assert(is_pod(), "exec is a subresource of core/v1 pods");
+    return detail::typed_initiate<remote_process>(
+        [t = t_, n = std::string(name), c = std::move(command), p = params](std::shared_ptr<remote_process> out,
+                                                                            detail::typed_completion h) mutable {
+          if (c.empty()) c.emplace_back();  // an empty command is refused by the server, not taken for attach
+          detail::typed_remote_command(std::move(t), std::move(n), std::move(c), std::move(p), std::move(out),
+                                       std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
+  /// `pods/attach`: the streams of the container's main process, as
+  /// async_exec gives them.
+  /// Completion: void(error_code, remote_process).
+  template <class Token = use_awaitable_t>
+  auto async_attach(std::string_view name, const remote_command_params& params = defaults<remote_command_params>,
+                    Token&& token = {}) {
+    static_assert(is_pod(), "attach is a subresource of core/v1 pods");
+    return detail::typed_initiate<remote_process>(
+        [t = t_, n = std::string(name), p = params](std::shared_ptr<remote_process> out,
+                                                    detail::typed_completion h) mutable {
+          detail::typed_remote_command(std::move(t), std::move(n), {}, std::move(p), std::move(out), std::move(h));
         },
         std::forward<Token>(token));
   }

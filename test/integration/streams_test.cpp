@@ -1,0 +1,168 @@
+// The kubelet's streams through the apiserver, against the test cluster's
+// KWOK nodes (test/cluster/cmd/kcluster/workloads.go): exec runs the command
+// on this machine, logs and attach read the CRI log files kcluster wrote,
+// as kubectl sees them.
+#include "support/client_support.hpp"
+
+#include <kube/api/core/v1/pod.hpp>
+#include <kube/typed/api.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace kube_test;
+using k8s::core::v1::Pod;
+
+namespace {
+
+constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
+
+// A pod scheduled to a fake node and Running there.
+asio::awaitable<void> running_pod(kube::api<Pod>& pods, const std::string& name) {
+  Pod p;
+  p.metadata.name = name;
+  p.spec.emplace().containers.emplace_back().name = "main";
+  p.spec->containers.back().image = "example.invalid/main:1";
+  co_await pods.async_create(p);
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  for (int i = 0; i < 300; ++i) {
+    auto got = co_await pods.async_get(name);
+    if (got.status && got.status->phase == "Running") co_return;
+    t.expires_after(std::chrono::milliseconds(100));
+    co_await t.async_wait(asio::use_awaitable);
+  }
+  FAIL("pod " << name << " did not become Running");
+}
+
+// Everything a stream gives until its end (eof).
+asio::awaitable<std::string> read_all(kube::remote_process::reader r) {
+  std::string out;
+  auto [ec, n] = co_await asio::async_read(r, asio::dynamic_buffer(out), tuple);
+  (void)n;
+  CHECK(ec == asio::error::eof);
+  co_return out;
+}
+
+}  // namespace
+
+TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[streams]") {
+  const auto ns = unique_name("streams");
+  create_namespace(ns);
+  with_admin_client([ns](kube::client c) -> asio::awaitable<void> {
+    kube::api<Pod> pods(c, ns);
+    co_await running_pod(pods, "p1");
+
+    {
+      // (g++ 12: a braced list of strings inside a co_await expression does
+      // not compile in a coroutine; hence the named commands)
+      const std::vector<std::string> cmd{"sh", "-c", "echo out; echo err >&2; exit 0"};
+      auto p = co_await pods.async_exec("p1", cmd);
+      CHECK(p.protocol() == "v5.channel.k8s.io");
+      {
+        const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)
+        CHECK(got_out == "out\n");
+      }
+      {
+        const auto got_err = co_await read_all(p.err());  // (g++ 12: not inside CHECK)
+        CHECK(got_err == "err\n");
+      }
+      const auto exit = co_await p.async_wait();
+      CHECK(exit.code == 0);
+    }
+
+    // KWOK passes a non-zero exit on as an InternalError whose message
+    // names it, not as NonZeroExitCode with the code (docs/guides/streams.md).
+    {
+      const std::vector<std::string> cmd{"sh", "-c", "echo out; echo err >&2; exit 3"};
+      auto p = co_await pods.async_exec("p1", cmd);
+      {
+        const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)
+        CHECK(got_out == "out\n");
+      }
+      {
+        const auto got_err = co_await read_all(p.err());  // (g++ 12: not inside CHECK)
+        CHECK(got_err == "err\n");
+      }
+      kube::diagnostics diag;
+      auto [ec, exit] = co_await p.async_wait(kube::with_diagnostics(diag, tuple));
+      (void)exit;
+      CHECK(ec == kube::api_errc::internal_error);
+      CHECK_THAT(diag.server_message(), Catch::Contains("exit status 3"));
+    }
+
+    // stdin reaches the command; KWOK does not pass its end on, so the
+    // command reads a known number of bytes.
+    {
+      kube::remote_command_params sp;
+      sp.with_stdin = true;
+      const std::vector<std::string> cmd{"head", "-c", "12"};
+      auto p = co_await pods.async_exec("p1", cmd, sp);
+      co_await asio::async_write(p.in(), asio::buffer(std::string_view("hello world\n")), asio::use_awaitable);
+      co_await p.async_close_stdin();
+      {
+        const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)
+        CHECK(got_out == "hello world\n");
+      }
+      CHECK((co_await p.async_wait()).code == 0);
+    }
+
+    // Refusals come from async_exec with the server's Status.
+    {
+      kube::diagnostics diag;
+      const std::vector<std::string> cmd{"true"};
+      auto [ec, p] = co_await pods.async_exec("no-such-pod", cmd, kube::with_diagnostics(diag, tuple));
+      (void)p;
+      CHECK(ec == kube::api_errc::not_found);
+      CHECK_THAT(diag.server_message(), Catch::Contains("no-such-pod"));
+      kube::remote_command_params sp;
+      sp.container = "nope";
+      std::tie(ec, p) = co_await pods.async_exec("p1", cmd, sp, kube::with_diagnostics(diag, tuple));
+      CHECK(ec == kube::api_errc::bad_request);
+      CHECK_THAT(diag.server_message(), Catch::Contains("nope"));
+    }
+
+    // Logs: the same lines kubectl gets.
+    {
+      const auto want = sh_out(kubectl() + "-n " + ns + " logs p1");
+      auto log = co_await pods.async_logs("p1");
+      std::string got;
+      for (;;) {
+        auto [ec, line] = co_await log.async_read_line(tuple);
+        if (ec) break;
+        got += line + "\n";
+      }
+      CHECK(got == want);
+      CHECK_THAT(got, Catch::Contains("first line from the fake container"));
+    }
+
+    // Attach follows the container's output (KWOK: attach.log from its end).
+    {
+      auto p = co_await pods.async_attach("p1");
+      asio::steady_timer t(co_await asio::this_coro::executor);
+      t.expires_after(std::chrono::milliseconds(500));
+      co_await t.async_wait(asio::use_awaitable);
+      {
+        std::ofstream f(cluster_env().at("KUBE_TEST_KWOK_DIR") + "/attach.log", std::ios::app);
+        f << "2026-01-01T00:00:09.000000000Z stdout F attached line\n";
+      }
+      std::string out;
+      auto [ec, n] = co_await asio::async_read_until(p.out(), asio::dynamic_buffer(out), '\n', tuple);
+      CHECK_FALSE(ec);
+      CHECK(out.substr(0, n) == "attached line\n");
+      p.close();
+      auto [wec, exit] = co_await p.async_wait(tuple);
+      (void)exit;
+      (void)wec;
+    }
+  });
+  sh(kubectl() + "delete namespace " + ns + " --wait=false");
+}
