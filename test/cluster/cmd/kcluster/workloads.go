@@ -101,10 +101,15 @@ func (s *supervisor) startWorkloads() error {
 			log.Printf("%s exited: %v", filepath.Base(c.Path), c.ProcessState)
 		}(c)
 	}
-	if err := s.createNodes(); err != nil {
+	client, err := s.adminHTTPClient()
+	if err != nil {
 		return err
 	}
-	return s.waitFor(fmt.Sprintf("%d nodes Ready and schedulable", s.nodes), s.nodesReady, s.workloadPartExited)
+	if err := s.createNodes(client); err != nil {
+		return err
+	}
+	return s.waitFor(fmt.Sprintf("%d nodes Ready and schedulable", s.nodes),
+		func() error { return s.nodesReady(client) }, s.workloadPartExited)
 }
 
 // workloadPartExited is true when the controller manager, the scheduler or
@@ -210,11 +215,7 @@ func (s *supervisor) startPortForwardTarget() error {
 // Their status is what KWOK's node-initialize stage completes: the kubelet
 // address the apiserver dials for logs, exec, attach and port-forward is
 // KWOK's server.
-func (s *supervisor) createNodes() error {
-	client, err := s.adminHTTPClient()
-	if err != nil {
-		return err
-	}
+func (s *supervisor) createNodes(client *http.Client) error {
 	for i := 0; i < s.nodes; i++ {
 		name := fmt.Sprintf("kwok-node-%d", i)
 		node := map[string]any{
@@ -254,11 +255,7 @@ func (s *supervisor) createNodes() error {
 // nodesReady is nil once every node is Ready and the controller manager has
 // taken the not-ready taint (which admission puts on a new node) off it:
 // then the scheduler places pods.
-func (s *supervisor) nodesReady() error {
-	client, err := s.adminHTTPClient()
-	if err != nil {
-		return err
-	}
+func (s *supervisor) nodesReady(client *http.Client) error {
 	resp, err := client.Get(s.st.Server + "/api/v1/nodes")
 	if err != nil {
 		return err
