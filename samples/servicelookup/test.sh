@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# servicelookup against the real cluster. The test cluster has no
-# controller-manager, so this script plays the EndpointSlice controller: it
-# writes the slices with kubectl. Each change must show up as the right
-# answer in the sample's output (polled with a timeout, never a fixed sleep):
+# servicelookup against the real cluster (controller-manager, scheduler, KWOK
+# nodes). Two sources of EndpointSlices, each change waited for as the right
+# answer in the sample's output (polled with a timeout, never a fixed sleep).
+# First, slices written by hand (kubectl) for Services without a selector,
+# which no controller touches:
 #   1. initial answers: web-1 and web-2 serve demo/web;
 #   2. a new Service (web-internal) with a slice pointing at web-1;
 #   3. web-2 removed from web's slice;
 #   4. a pod created later (web-3), then added to web's slice;
-#   5. web-internal deleted (its slice stays: no garbage collector here);
+#   5. web-internal deleted (its slice stays: it has no owner to collect it);
 #   6. web-1 marked not ready in web's slice;
 #   7. web-2 deleted;
 # and a second instance started with --pod prints web-1's answers only, the
-# same sequence. Finally SIGTERM: both exit 0.
+# same sequence. Then the real thing:
+#   8. a Deployment (api, 2 replicas) and a Service selecting its pods: the
+#      endpointslice controller writes the slices; scaled to 3, the new pod
+#      serves api; scaled to 1, the removed pods are gone and the last one
+#      still serves api.
+# Finally SIGTERM: both exit 0.
 . "$(dirname "$0")/../../test/integration/lib.sh"
 prog=${1:?usage: test.sh PATH_TO_servicelookup}
 export KUBECONFIG=$KUBE_TEST_KUBECONFIG_ADMIN
@@ -43,8 +49,14 @@ expect_line() {
 pod() {
   k -n "$ns" run "$1" --image=registry.invalid/none:1 --restart=Never --labels=app=web >/dev/null
 }
+# A Service without a selector: its slices are the ones this script writes.
 service() {
-  k -n "$ns" create service clusterip "$1" --tcp=80:8080 >/dev/null
+  k -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: $1}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+YAML
 }
 # slice NAME SERVICE [POD[:notready]]...: creates or replaces an EndpointSlice
 # of SERVICE whose endpoints point at the PODs, as the controller would.
@@ -99,7 +111,7 @@ pod web-3
 expect_line "$out/all.log" "pod $ns/web-3 serves: (none)"
 slice web-a1 web web-1 web-3
 expect_line "$out/all.log" "pod $ns/web-3 serves: $ns/web"
-# 5. web-internal deleted: its slice is left behind, but it no longer counts.
+# 5. web-internal deleted: its slice (no owner) is left behind, but it no longer counts.
 k -n "$ns" delete service web-internal >/dev/null
 expect_line "$out/all.log" "pod $ns/web-1 serves: $ns/web" 2
 # 6. web-1 not ready: no traffic, so it serves nothing.
@@ -108,6 +120,44 @@ expect_line "$out/all.log" "pod $ns/web-1 serves: (none)"
 # 7. A deleted pod.
 k -n "$ns" delete pod web-2 --wait=false >/dev/null
 expect_line "$out/all.log" "pod $ns/web-2 is gone"
+
+# 8. A Deployment's pods behind a Service with a selector: EndpointSlices by
+# the endpointslice controller, as pods come and go.
+# api's pods that are Running and not being deleted, by name.
+api_pods() {
+  k -n "$ns" get pods -l app=api \
+    -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase} {.metadata.deletionTimestamp}{"\n"}{end}' |
+    awk '$2 == "Running" && $3 == "" {print $1}' | sort
+}
+wait_api_pods() {  # wait_api_pods N: until api has N of them
+  local deadline=$(( $(now_ms) + 60000 ))
+  until [[ $(api_pods | wc -l) == "$1" ]]; do
+    (( $(now_ms) > deadline )) && { fail "api did not get $1 running pods: $(api_pods)"; finish; }
+    sleep 0.2
+  done
+}
+k -n "$ns" create deployment api --image=registry.invalid/none:1 --replicas=2 >/dev/null
+k -n "$ns" expose deployment api --port=80 --target-port=8080 >/dev/null
+wait_api_pods 2
+mapfile -t two < <(api_pods)
+for p in "${two[@]}"; do expect_line "$out/all.log" "pod $ns/$p serves: $ns/api"; done
+managed=$(k -n "$ns" get endpointslices -l kubernetes.io/service-name=api \
+  -o jsonpath='{.items[*].metadata.labels.endpointslice\.kubernetes\.io/managed-by}')
+[[ $managed == endpointslice-controller.k8s.io ]] && pass "api's slice is the endpointslice controller's" ||
+  fail "api's slices are managed by [$managed]"
+k -n "$ns" scale deployment api --replicas=3 >/dev/null
+wait_api_pods 3
+mapfile -t three < <(api_pods)
+for p in "${three[@]}"; do expect_line "$out/all.log" "pod $ns/$p serves: $ns/api"; done
+k -n "$ns" scale deployment api --replicas=1 >/dev/null
+wait_api_pods 1
+mapfile -t one < <(api_pods)
+for p in "${three[@]}"; do
+  [[ $p == "${one[0]}" ]] || expect_line "$out/all.log" "pod $ns/$p is gone"
+done
+last=$(grep "^pod $ns/${one[0]} " "$out/all.log" | tail -1)
+[[ $last == "pod $ns/${one[0]} serves: $ns/api" ]] && pass "the pod left still serves api" ||
+  fail "the pod left (${one[0]}): its last answer is [$last]"
 
 # The whole history, in order: every change printed once, nothing else.
 want_web1="pod $ns/web-1 serves: $ns/web
