@@ -1,6 +1,7 @@
 // Pod logs: GET pods/<name>/log on a dedicated connection, the body read
 // piecewise (as a watch's, through watch_state's connection, parser and
-// read_some) and split into lines.
+// read_some) into one buffer that both readers take from: lines
+// (async_read_line) and bytes (async_read_some).
 #include "transport/client_impl.hpp"
 
 #include <kube/typed/api.hpp>
@@ -12,21 +13,30 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
+#include <cstring>
+
 namespace kube::detail {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 
+// The bytes received and not yet returned are in `pending` from `pos`; both
+// reads take from there, so lines and raw reads can be mixed.
 struct log_state {
   std::shared_ptr<watch_state> io;  // connection, body parser, read_some, close (its decoder is unused)
   std::string pending;              // bytes received, not yet returned
-  std::size_t pos = 0;              // start of the next line in pending
+  std::size_t pos = 0;              // start of the next unread byte in pending
   std::size_t scanned = 0;          // pending[pos, scanned) holds no '\n'
   std::size_t max_line = 1 << 20;
   bool ended = false;  // no more bytes will come
   error_code failure;
   diagnostics failure_diag;
 
-  void compact() {
+  [[nodiscard]] std::size_t available() const { return pending.size() - pos; }
+
+  void consume(std::size_t n) {
+    pos += n;
+    scanned = std::max(scanned, pos);
     if (pos > 0 && pos * 2 >= pending.size()) {
       pending.erase(0, pos);
       scanned -= pos;
@@ -34,59 +44,80 @@ struct log_state {
     }
   }
 
+  template <class T>
+  result<T> end_result() const {
+    result<T> r;
+    r.ec = failure ? failure : error_code(asio::error::eof);
+    r.diag = failure_diag;
+    return r;
+  }
+
+  // Receives the next piece of the body into `pending`, or sets `ended`.
+  // A cancelled read drops what was buffered: the stream ends there.
+  asio::awaitable<void> fill() {
+    if (ended) co_return;
+    if (io->done || io->parser.is_done()) {
+      ended = true;
+      io->close();
+      co_return;
+    }
+    std::size_t n = 0;
+    const auto ec = co_await io->read_some(n);
+    pending.append(io->buf.data(), n);
+    if (!ec) co_return;
+    ended = true;
+    io->close();
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+      co_return;
+    }
+    failure = ec;
+    failure_diag.set_client_message(io->req.describe() + ": " + ec.message());
+    if (ec == asio::error::operation_aborted) pending.clear(), pos = scanned = 0;
+  }
+
   asio::awaitable<result<std::string>> next_line() {
-    result<std::string> r;
     for (;;) {
+      result<std::string> r;
       if (const auto nl = pending.find('\n', scanned); nl != std::string::npos) {
         r.value.assign(pending, pos, nl - pos);
-        pos = scanned = nl + 1;
-        compact();
+        consume(nl + 1 - pos);
         co_return r;
       }
       scanned = pending.size();
-      if (pending.size() - pos >= max_line) {
-        r.value.assign(pending, pos, max_line);
-        pos += max_line;
-        scanned = pos;
-        compact();
+      if (available() >= max_line || (ended && available() > 0)) {
+        const std::size_t n = std::min(available(), max_line);
+        r.value.assign(pending, pos, n);
+        consume(n);
         co_return r;
       }
-      if (ended) {
-        if (pos < pending.size()) {
-          r.value.assign(pending, pos, std::string::npos);
-          pending.clear();
-          pos = scanned = 0;
-          co_return r;
-        }
-        r.ec = failure ? failure : error_code(asio::error::eof);
-        r.diag = failure_diag;
-        co_return r;
-      }
-      if (io->done || io->parser.is_done()) {
-        ended = true;
-        io->close();
-        continue;
-      }
-      std::size_t n = 0;
-      const auto ec = co_await io->read_some(n);
-      pending.append(io->buf.data(), n);
-      if (ec) {
-        ended = true;
-        io->close();
-        const bool clean =
-            ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-        if (!clean) {
-          failure = ec;
-          failure_diag.set_client_message(io->req.describe() + ": " + ec.message());
-          if (ec == asio::error::operation_aborted) pending.clear(), pos = scanned = 0;
-          r.ec = failure;
-          r.diag = failure_diag;
-          co_return r;
-        }
-      }
+      if (ended) co_return end_result<std::string>();
+      co_await fill();
     }
   }
+
+  asio::awaitable<result<std::size_t>> read_some(asio::mutable_buffer b) {
+    result<std::size_t> r;
+    if (b.size() == 0) co_return r;
+    while (available() == 0 && !ended) co_await fill();
+    if (available() == 0) co_return end_result<std::size_t>();
+    r.value = std::min(b.size(), available());
+    std::memcpy(b.data(), pending.data() + pos, r.value);
+    consume(r.value);
+    co_return r;
+  }
 };
+
+namespace {
+template <class T>
+void fail_empty(completion<T> handler, const char* what) {
+  auto ex = asio::get_associated_executor(handler);
+  ex.execute([h = std::move(handler), what]() mutable {
+    diagnostics d;
+    d.set_client_message(what);
+    std::move(h)(error_code(client_errc::protocol_error), std::move(d), T{});
+  });
+}
+}  // namespace
 
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
   const auto& impl = detail::client_access::impl(t->c);
@@ -94,13 +125,20 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   std::string what = "logs of pods";
   if (!ns.empty()) what += " in namespace " + ns;
   what += " \"" + name + "\"";
+  std::string refusal;
   if (name.empty() || ns.empty()) {
+    refusal = what + ": needs a pod name and an api bound to a namespace";
+  } else if (p.since_seconds && !p.since_time.empty()) {
+    // The server's own words (ValidatePodLogOptions) for sinceSeconds with sinceTime.
+    refusal = what + ": log_params: at most one of since_seconds and since_time may be set";
+  }
+  if (!refusal.empty()) {
     spawn_operation(
         impl->strand,
-        [what]() -> asio::awaitable<result<typed_done>> {
+        [refusal]() -> asio::awaitable<result<typed_done>> {
           result<typed_done> r;
           r.ec = client_errc::invalid_config;
-          r.diag.set_client_message(what + ": needs a pod name and an api bound to a namespace");
+          r.diag.set_client_message(refusal);
           co_return r;
         },
         std::move(h), finish_result{});
@@ -115,6 +153,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   if (p.timestamps) req.param("timestamps", "true");
   if (p.tail_lines) req.param("tailLines", std::to_string(*p.tail_lines));
   if (p.since_seconds) req.param("sinceSeconds", std::to_string(*p.since_seconds));
+  if (!p.since_time.empty()) req.param("sinceTime", p.since_time);
   if (p.limit_bytes) req.param("limitBytes", std::to_string(*p.limit_bytes));
   const std::size_t max_line = p.max_line ? p.max_line : 1;
   spawn_operation(
@@ -133,15 +172,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
 }
 
 void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std::string> handler) {
-  if (!state) {
-    auto ex = asio::get_associated_executor(handler);
-    ex.execute([h = std::move(handler)]() mutable {
-      diagnostics d;
-      d.set_client_message("async_read_line on an empty log_stream");
-      std::move(h)(error_code(client_errc::protocol_error), std::move(d), std::string());
-    });
-    return;
-  }
+  if (!state) return fail_empty(std::move(handler), "async_read_line on an empty log_stream");
   spawn_operation(
       state->io->impl->strand,
       [state]() -> asio::awaitable<result<std::string>> {
@@ -149,6 +180,22 @@ void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std
         co_return r;
       },
       std::move(handler), finish_result{});
+}
+
+void start_log_read_some(const std::shared_ptr<log_state>& state, asio::mutable_buffer b,
+                         completion<std::size_t> handler) {
+  if (!state) return fail_empty(std::move(handler), "async_read_some on an empty log_stream");
+  spawn_operation(
+      state->io->impl->strand,
+      [state, b]() -> asio::awaitable<result<std::size_t>> {
+        auto r = co_await state->read_some(b);
+        co_return r;
+      },
+      std::move(handler), finish_result{});
+}
+
+asio::any_io_executor log_executor(const std::shared_ptr<log_state>& state) {
+  return state ? state->io->impl->strand : asio::any_io_executor();
 }
 
 void close_log(const std::shared_ptr<log_state>& state) {

@@ -14,6 +14,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/beast/http.hpp>
@@ -411,12 +413,15 @@ TEST_CASE("empty streams answer with an error, not a crash", "[typed]") {
   asio::io_context io;
   kube::typed_watch_stream<ConfigMap> w;
   kube::log_stream l;
-  kube::error_code wec, lec;
+  kube::error_code wec, lec, sec;
   w.async_next([&](kube::error_code ec, kube::typed_watch_event<ConfigMap>) { wec = ec; });
   l.async_read_line([&](kube::error_code ec, std::string) { lec = ec; });
+  char b[8];
+  l.async_read_some(asio::buffer(b), [&](kube::error_code ec, std::size_t) { sec = ec; });
   io.run();
   CHECK(wec == kube::client_errc::watch_stream_error);
   CHECK(lec == kube::client_errc::protocol_error);
+  CHECK(sec == kube::client_errc::protocol_error);
 }
 
 // ---- against a scripted server ---------------------------------------------------------
@@ -648,30 +653,42 @@ std::string chunked_log(const std::vector<std::string>& chunks) {
   return out + "0\r\n\r\n";
 }
 
-std::vector<std::string> read_lines(const std::vector<std::string>& pieces, std::size_t split, kube::log_params p,
-                                    kube::error_code& end, std::string* target = nullptr) {
-  // The response bytes written to the socket in pieces of `split` bytes.
+// Opens the log of pod "p" on a server that writes `pieces` in writes of
+// `split` bytes, and hands the stream to `body`.
+template <class F>
+void with_log(const std::vector<std::string>& pieces, std::size_t split, kube::log_params p, F body,
+              std::string* target = nullptr) {
   std::string all;
   for (const auto& s : pieces) all += s;
   std::vector<std::string> writes;
   for (std::size_t i = 0; i < all.size(); i += split) writes.push_back(all.substr(i, split));
-  std::vector<std::string> lines;
   std::vector<std::string> targets;
   with_server([&](const auto&) { return writes; },
               [&](kube::client c) -> asio::awaitable<void> {
                 kube::api<Pod> pods(c, "demo");
                 auto s = co_await pods.async_logs("p", p);
-                for (;;) {
-                  auto [ec, line] = co_await s.async_read_line(asio::as_tuple(asio::use_awaitable));
-                  if (ec) {
-                    end = ec;
-                    break;
-                  }
-                  lines.push_back(std::move(line));
-                }
+                co_await body(s);
               },
               &targets);
   if (target && !targets.empty()) *target = targets[0];
+}
+
+std::vector<std::string> read_lines(const std::vector<std::string>& pieces, std::size_t split, kube::log_params p,
+                                    kube::error_code& end, std::string* target = nullptr) {
+  std::vector<std::string> lines;
+  with_log(
+      pieces, split, p,
+      [&](kube::log_stream& s) -> asio::awaitable<void> {
+        for (;;) {
+          auto [ec, line] = co_await s.async_read_line(asio::as_tuple(asio::use_awaitable));
+          if (ec) {
+            end = ec;
+            break;
+          }
+          lines.push_back(std::move(line));
+        }
+      },
+      target);
   return lines;
 }
 }  // namespace
@@ -704,6 +721,114 @@ TEST_CASE("log parameters are sent and long lines come in max_line pieces", "[ty
   CHECK(end == asio::error::eof);
   CHECK(target ==
         "/api/v1/namespaces/demo/pods/p/log?container=app&follow=true&timestamps=true&tailLines=10&sinceSeconds=60");
+}
+
+TEST_CASE("since_time is sent as sinceTime", "[typed][logs]") {
+  kube::log_params p;
+  p.since_time = "2024-05-01T10:00:00+02:00";
+  kube::error_code end;
+  std::string target;
+  auto lines = read_lines({chunked_log({"x\n"})}, 64, p, end, &target);
+  CHECK(lines == std::vector<std::string>{"x"});
+  CHECK(target == "/api/v1/namespaces/demo/pods/p/log?sinceTime=2024-05-01T10%3A00%3A00%2B02%3A00");
+}
+
+TEST_CASE("since_seconds with since_time is refused before any request", "[typed][logs]") {
+  offline o;
+  kube::api<Pod> pods(o.c, "demo");
+  kube::log_params p;
+  p.since_seconds = 10;
+  p.since_time = "2024-05-01T10:00:00Z";
+  kube::error_code got;
+  kube::diagnostics diag;
+  pods.async_logs("p", p, kube::with_diagnostics(diag, [&](kube::error_code ec, kube::log_stream) { got = ec; }));
+  o.io.run_for(std::chrono::seconds(10));
+  CHECK(got == kube::client_errc::invalid_config);
+  CHECK_THAT(diag.client_message(), Catch::Contains("at most one of since_seconds and since_time"));
+}
+
+TEST_CASE("async_read_some makes a log an AsyncReadStream: async_read and async_read_until see every byte",
+          "[typed][logs]") {
+  const std::vector<std::string> chunks{"first line\nsec", "ond line\r\n", "\n", "third\nunterminated tail"};
+  std::string want;
+  for (const auto& c : chunks) want += c;
+  for (std::size_t split : {1u, 2u, 7u, 64u, 100000u}) {
+    INFO("split " << split);
+    std::string got;
+    kube::error_code end;
+    with_log({chunked_log(chunks)}, split, {}, [&](kube::log_stream& s) -> asio::awaitable<void> {
+      auto [ec, n] = co_await asio::async_read(s, asio::dynamic_buffer(got), asio::as_tuple(asio::use_awaitable));
+      (void)n;
+      end = ec;
+    });
+    CHECK(got == want);
+    CHECK(end == asio::error::eof);
+
+    std::vector<std::string> lines;
+    with_log({chunked_log(chunks)}, split, {}, [&](kube::log_stream& s) -> asio::awaitable<void> {
+      std::string buf;
+      for (;;) {
+        auto [ec, n] =
+            co_await asio::async_read_until(s, asio::dynamic_buffer(buf), '\n', asio::as_tuple(asio::use_awaitable));
+        if (ec) {
+          end = ec;
+          break;
+        }
+        lines.push_back(buf.substr(0, n - 1));
+        buf.erase(0, n);
+      }
+      lines.push_back(buf);  // what follows the last '\n'
+    });
+    CHECK(lines == std::vector<std::string>{"first line", "second line\r", "", "third", "unterminated tail"});
+    CHECK(end == asio::error::eof);
+  }
+}
+
+TEST_CASE("lines and raw reads take from one buffer, in order, each byte once", "[typed][logs]") {
+  for (std::size_t split : {1u, 3u, 100000u}) {
+    INFO("split " << split);
+    std::vector<std::string> got;
+    kube::error_code line_end, some_end;
+    with_log({chunked_log({"first line\nsecond\nthird"})}, split, {},
+             [&](kube::log_stream& s) -> asio::awaitable<void> {
+               auto exactly = [&](std::size_t n) -> asio::awaitable<std::string> {
+                 std::string b(n, '\0');
+                 co_await asio::async_read(s, asio::buffer(b), asio::use_awaitable);
+                 co_return b;
+               };
+               got.push_back(co_await exactly(3));
+               got.push_back(co_await s.async_read_line());  // the rest of the line
+               got.push_back(co_await exactly(4));
+               got.push_back(co_await s.async_read_line());
+               got.push_back(co_await s.async_read_line());  // a tail without '\n'
+               auto [lec, line] = co_await s.async_read_line(asio::as_tuple(asio::use_awaitable));
+               line_end = lec;
+               char b[4];
+               auto [sec, n] = co_await s.async_read_some(asio::buffer(b), asio::as_tuple(asio::use_awaitable));
+               some_end = sec;
+               CHECK(line.empty());
+               CHECK(n == 0);
+             });
+    CHECK(got == std::vector<std::string>{"fir", "st line", "seco", "nd", "third"});
+    CHECK(line_end == asio::error::eof);
+    CHECK(some_end == asio::error::eof);
+  }
+}
+
+TEST_CASE("a log stream cut before its end gives the bytes received, then the error", "[typed][logs]") {
+  // The chunk announces 0x20 bytes; the connection closes after 12.
+  const std::string cut = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "20\r\nwhole line\npart";
+  std::string got;
+  kube::error_code end;
+  with_log({cut}, 5, {}, [&](kube::log_stream& s) -> asio::awaitable<void> {
+    auto [ec, n] = co_await asio::async_read(s, asio::dynamic_buffer(got), asio::as_tuple(asio::use_awaitable));
+    (void)n;
+    end = ec;
+  });
+  CHECK(got == "whole line\npart");
+  CHECK(end);
+  CHECK(end != asio::error::eof);
 }
 
 TEST_CASE("a refused log request reports the server's Status", "[typed][logs]") {
