@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <array>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ asio::awaitable<void> running_pod(kube::api<Pod>& pods, const std::string& name)
   FAIL("pod " << name << " did not become Running");
 }
 
+// The whole log of `pod` with `p`, read as bytes (async_read_some under
+// asio::async_read) until its end.
+asio::awaitable<std::string> read_log(kube::api<Pod>& pods, const std::string& pod, const kube::log_params& p) {
+  auto log = co_await pods.async_logs(pod, p);
+  std::string out;
+  auto [ec, n] = co_await asio::async_read(log, asio::dynamic_buffer(out), tuple);
+  (void)n;
+  CHECK(ec == asio::error::eof);
+  co_return out;
+}
+
 // Everything a stream gives until its end (eof).
 asio::awaitable<std::string> read_all(kube::remote_process::reader r) {
   std::string out;
@@ -53,6 +65,81 @@ asio::awaitable<std::string> read_all(kube::remote_process::reader r) {
 }
 
 }  // namespace
+
+TEST_CASE("logs read as bytes, with tail, timestamps and since_time, are kubectl's", "[streams][logs]") {
+  const auto ns = unique_name("logs");
+  create_namespace(ns);
+  with_admin_client([ns](kube::client c) -> asio::awaitable<void> {
+    kube::api<Pod> pods(c, ns);
+    co_await running_pod(pods, "p1");
+    const auto logs = kubectl() + "-n " + ns + " logs p1 ";
+
+    const kube::log_params whole;
+    const auto all = co_await read_log(pods, "p1", whole);
+    CHECK(all == sh_out(logs));
+    CHECK_THAT(all, Catch::Contains("first line from the fake container\n"));
+
+    kube::log_params p;
+    p.tail_lines = 1;
+    const auto tail = co_await read_log(pods, "p1", p);
+    CHECK(tail == sh_out(logs + "--tail=1"));
+    CHECK(tail != all);
+
+    p = {};
+    p.timestamps = true;
+    const auto stamped = co_await read_log(pods, "p1", p);
+    CHECK(stamped == sh_out(logs + "--timestamps"));
+    CHECK(stamped != all);
+
+    // A time between the log's first and last lines (KWOK's file:
+    // 2026-01-01T00:00:00Z to 00:00:02Z).
+    p = {};
+    p.since_time = "2026-01-01T00:00:01Z";
+    const auto since = co_await read_log(pods, "p1", p);
+    CHECK(since == sh_out(logs + "--since-time=2026-01-01T00:00:01Z"));
+    CHECK_FALSE(since.empty());
+    CHECK(since != all);
+
+    // Both limits: refused here, as kubectl and the server refuse them.
+    p.since_seconds = 60;
+    kube::diagnostics diag;
+    auto [ec, refused] = co_await pods.async_logs("p1", p, kube::with_diagnostics(diag, tuple));
+    CHECK(ec == kube::client_errc::invalid_config);
+    CHECK_FALSE(refused.is_open());
+    CHECK_THAT(diag.client_message(), Catch::Contains("since_seconds and since_time"));
+
+    // follow: the lines there are, then the stream stays open until closed.
+    p = {};
+    p.follow = true;
+    auto log = co_await pods.async_logs("p1", p);
+    std::string got;
+    for (int i = 0; i < 3; ++i) {
+      const auto line = co_await log.async_read_line();  // (g++ 12: bound first)
+      got += line + "\n";
+    }
+    CHECK(got == all);
+    bool read_done = false;
+    kube::error_code read_ec;
+    std::array<char, 64> buf{};
+    log.async_read_some(asio::buffer(buf), [&](kube::error_code e, std::size_t) {
+      read_ec = e;
+      read_done = true;
+    });
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    t.expires_after(std::chrono::seconds(1));
+    co_await t.async_wait(asio::use_awaitable);
+    CHECK_FALSE(read_done);
+    CHECK(log.is_open());
+    log.close();
+    for (int i = 0; i < 100 && !read_done; ++i) {
+      t.expires_after(std::chrono::milliseconds(50));
+      co_await t.async_wait(asio::use_awaitable);
+    }
+    CHECK(read_done);
+    CHECK(read_ec == asio::error::operation_aborted);
+  });
+  sh(kubectl() + "delete namespace " + ns + " --wait=false");
+}
 
 TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[streams]") {
   const auto ns = unique_name("streams");
