@@ -47,7 +47,9 @@ wait $watcher
 echo "== sample-controller: informers + workqueue + reconcile, Foo (a CRD) -> a Deployment it owns"
 kubectl apply -f "$root/samples/sample-controller/crd.yaml" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
-"$build/samples/sample-controller/sample-controller" -n demo > >(sed -u 's/^/   [controller] /') 2>&1 &
+# (its per-key "worker N: ... -> done" lines left out; the reconciles stay)
+"$build/samples/sample-controller/sample-controller" -n demo \
+  > >(sed -u -e '/ worker [0-9]*: .* -> done /d' -e 's/^/   [controller] /') 2>&1 &
 controller=$!
 step() { echo "-- $*"; sleep 2; }
 kubectl -n demo apply -f - >/dev/null <<'YAML'
@@ -64,6 +66,27 @@ kubectl -n demo rollout status deployment/example-foo --timeout=60s >/dev/null
 kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,READY:.status.readyReplicas
 echo "-- its pods, made by the ReplicaSet controller, scheduled, and Running on the fake nodes"
 kubectl -n demo get pods -o custom-columns=POD:.metadata.name,PHASE:.status.phase,IP:.status.podIP,NODE:.spec.nodeName
+
+echo "== servicelookup: which Services does each pod serve? Informers over the EndpointSlices the controller writes"
+kubectl -n demo expose deployment example-foo --name web --port 80 --target-port 8080 >/dev/null
+"$build/samples/servicelookup/servicelookup" -n demo > >(sed -u 's/^/   [servicelookup] /') 2>&1 &
+lookup=$!
+step "exposed the Deployment as Service web: the endpointslice controller lists its 3 pods"
+kubectl -n demo patch foo example-foo --type merge -p '{"spec":{"replicas":1}}' >/dev/null
+step "scaled Foo example-foo to 1: two pods go"
+kubectl -n demo patch foo example-foo --type merge -p '{"spec":{"replicas":2}}' >/dev/null
+kubectl -n demo rollout status deployment/example-foo --timeout=60s >/dev/null
+step "scaled Foo example-foo to 2: a new pod comes and serves web"
+kill -TERM $lookup
+wait $lookup
+
+pod=$(kubectl -n demo get pods -l controller=example-foo --field-selector=status.phase=Running \
+  -o jsonpath='{.items[0].metadata.name}')
+echo "== kube-logs: 'kubectl logs --timestamps' of $pod (KWOK serves a log file)"
+"$build/samples/kube-logs/kube-logs" -n demo --timestamps "$pod" | sed 's/^/   /'
+echo "== kube-exec: 'kubectl exec' in $pod (KWOK runs the command on this machine)"
+"$build/samples/kube-exec/kube-exec" -n demo "$pod" -- sh -c 'echo "hello from $0"' "$pod" | sed 's/^/   /'
+
 kubectl -n demo delete deployment example-foo >/dev/null
 step "deleted the Deployment behind the controller's back"
 kubectl -n demo get deployment example-foo -o custom-columns=DEPLOYMENT:.metadata.name,REPLICAS:.spec.replicas,CREATED:.metadata.creationTimestamp
