@@ -3,6 +3,7 @@
 // on this machine, logs and attach read the CRI log files kcluster wrote,
 // as kubectl sees them.
 #include "support/client_support.hpp"
+#include "support/pods.hpp"
 
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/typed/api.hpp>
@@ -26,23 +27,6 @@ using k8s::core::v1::Pod;
 namespace {
 
 constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
-
-// A pod scheduled to a fake node and Running there.
-asio::awaitable<void> running_pod(kube::api<Pod>& pods, const std::string& name) {
-  Pod p;
-  p.metadata.name = name;
-  p.spec.emplace().containers.emplace_back().name = "main";
-  p.spec->containers.back().image = "example.invalid/main:1";
-  co_await pods.async_create(p);
-  asio::steady_timer t(co_await asio::this_coro::executor);
-  for (int i = 0; i < 300; ++i) {
-    auto got = co_await pods.async_get(name);
-    if (got.status && got.status->phase == "Running") co_return;
-    t.expires_after(std::chrono::milliseconds(100));
-    co_await t.async_wait(asio::use_awaitable);
-  }
-  FAIL("pod " << name << " did not become Running");
-}
 
 // The whole log of `pod` with `p`, read as bytes (async_read_some under
 // asio::async_read) until its end.

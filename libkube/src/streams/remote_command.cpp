@@ -1,156 +1,33 @@
 // pods/exec and pods/attach over WebSocket, as kubectl speaks them: the
 // subprotocol v5.channel.k8s.io (v4.channel.k8s.io when the server offers
-// only that). Every binary message starts with its channel: 0 stdin,
-// 1 stdout, 2 stderr, 3 the error channel (a Status once the command has
-// ended), 4 resize (JSON {"Width":w,"Height":h}), and in v5 255 closes the
-// channel named by the next byte (stdin). Everything runs on the client's
-// strand; one reader coroutine per command fills the output buffers.
+// only that), channel_layout::remote_command. The connection, its reader
+// and the reads and writes of the program's streams (shared with
+// port_forward.cpp) are in channel_socket.cpp.
 #include "codec/parse_json.hpp"
-#include "transport/client_impl.hpp"
+#include "streams/channel_socket.hpp"
 
 #include <kube/streams/remote_command.hpp>
 #include <kube/typed/api.hpp>
 
-#include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
 #include <boost/json.hpp>
 
-#include <array>
 #include <charconv>
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <variant>
 
 namespace kube::detail {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
 
 namespace {
 constexpr std::string_view v5 = "v5.channel.k8s.io";
 constexpr std::string_view v4 = "v4.channel.k8s.io";
 constexpr unsigned char stdin_channel = 0;
-constexpr unsigned char error_channel = 3;
 constexpr unsigned char resize_channel = 4;
 constexpr unsigned char close_channel = 255;
-constexpr std::size_t max_buffered = 1 << 20;  // past this the connection is not read until the program reads
 constexpr std::size_t max_message = 32 * 1024;
 }  // namespace
-
-using ws_plain = websocket::stream<beast::tcp_stream>;
-using ws_tls = websocket::stream<connection::tls_stream>;
-
-struct remote_state {
-  std::shared_ptr<client_impl> impl;
-  request req;
-  std::variant<std::monostate, std::unique_ptr<ws_plain>, std::unique_ptr<ws_tls>> ws;
-  std::string protocol;
-  bool with_stdin = false;
-  bool stdin_closed = false;
-  struct output {
-    std::string data;
-    std::size_t pos = 0;
-    [[nodiscard]] std::size_t available() const { return data.size() - pos; }
-  };
-  std::array<output, 3> out;  // [1] stdout, [2] stderr
-  std::string status;         // the error channel's bytes
-  bool ended = false;         // no more messages will come
-  error_code failure;         // the connection broke (not a close)
-  diagnostics failure_diag;
-  bool writing = false;
-  asio::steady_timer signal;  // never expires; cancelled when anything above changes
-
-  explicit remote_state(const asio::any_io_executor& strand)
-      : signal(strand, asio::steady_timer::time_point::max()) {}
-
-  void notify() { signal.cancel(); }
-
-  template <class F>
-  auto visit(F&& f) {
-    if (auto* p = std::get_if<std::unique_ptr<ws_plain>>(&ws)) return f(**p);
-    return f(*std::get<std::unique_ptr<ws_tls>>(ws));
-  }
-
-  [[nodiscard]] std::size_t buffered() const { return out[1].available() + out[2].available(); }
-
-  void close() {
-    if (std::holds_alternative<std::monostate>(ws)) return;
-    visit([](auto& w) {
-      error_code ignored;
-      beast::get_lowest_layer(w).socket().close(ignored);
-    });
-    ended = true;
-    notify();
-  }
-
-  // Reads messages until the connection ends, filling the outputs.
-  asio::awaitable<void> read_loop() {
-    beast::flat_buffer b;
-    for (;;) {
-      co_await wait_until(signal, [this] { return ended || buffered() < max_buffered; });
-      if (ended) co_return;
-      b.clear();
-      auto ec = co_await visit([&](auto& w) -> asio::awaitable<error_code> {
-        auto [rec, n] = co_await w.async_read(b, use_tuple);
-        (void)n;
-        co_return rec;
-      });
-      if (ec) {
-        // A close frame, or any end once the Status is in, or our own close().
-        const bool clean = ec == websocket::error::closed || !status.empty() || ended;
-        if (!clean) {
-          failure = ec;
-          failure_diag.set_client_message(req.describe() + ": the stream broke: " + ec.message());
-        }
-        ended = true;
-        notify();
-        co_return;
-      }
-      const auto* p = static_cast<const unsigned char*>(b.data().data());
-      const std::size_t n = b.data().size();
-      if (n == 0) continue;
-      const std::string_view payload(reinterpret_cast<const char*>(p + 1), n - 1);
-      if (p[0] == 1 || p[0] == 2) {
-        auto& o = out[p[0]];
-        if (o.pos > 0 && o.pos * 2 >= o.data.size()) {
-          o.data.erase(0, o.pos);
-          o.pos = 0;
-        }
-        o.data.append(payload);
-      } else if (p[0] == error_channel) {
-        if (status.size() + payload.size() <= max_buffered) status.append(payload);
-      }
-      notify();
-    }
-  }
-
-  // Sends one message on `channel`, after any write in flight.
-  asio::awaitable<error_code> send(unsigned char channel, std::string_view bytes) {
-    co_await wait_until(signal, [this] { return ended || !writing; });
-    if (ended) co_return failure ? failure : error_code(asio::error::broken_pipe);
-    writing = true;
-    std::string msg;
-    msg.reserve(bytes.size() + 1);
-    msg.push_back(static_cast<char>(channel));
-    msg.append(bytes);
-    auto ec = co_await visit([&](auto& w) -> asio::awaitable<error_code> {
-      w.binary(true);
-      auto [wec, n] = co_await w.async_write(asio::buffer(msg), use_tuple);
-      (void)n;
-      co_return wec;
-    });
-    writing = false;
-    notify();
-    co_return ec;
-  }
-};
 
 namespace {
 
@@ -276,88 +153,20 @@ void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string
                                                           : ": needs at least one of stdin, stdout and stderr"));
           co_return r;
         }
-        if ((r.ec = co_await impl->throttle())) co_return r;
-        auto conn = co_await impl->connect(r.ec, r.diag);
-        if (!conn) co_return r;
-        auto m = impl->to_http(req);
-        if ((r.ec = co_await impl->add_headers(m, r.diag))) co_return r;
-        auto st = std::make_shared<remote_state>(impl->strand);
-        st->impl = impl;
-        st->req = req;
+        std::vector<std::string_view> protocols{v5, v4};  // g++ 12: not a braced list inside the co_await
+        auto st =
+            co_await open_channel_socket(impl, req, channel_layout::remote_command, std::move(protocols), r.ec, r.diag);
+        if (!st) co_return r;
         st->with_stdin = with_stdin;
-        if (auto* plain = std::get_if<std::unique_ptr<beast::tcp_stream>>(&conn->stream)) {
-          st->ws = std::make_unique<ws_plain>(std::move(**plain));
-        } else {
-          st->ws =
-              std::make_unique<ws_tls>(std::move(*std::get<std::unique_ptr<connection::tls_stream>>(conn->stream)));
-        }
-        const std::string host(m[http::field::host]);
-        const std::string target(m.target());
-        websocket::response_type res;
-        const auto timeout = impl->settings.read_timeout;
-        auto ec = co_await st->visit([&](auto& w) -> asio::awaitable<error_code> {
-          beast::get_lowest_layer(w).expires_never();  // the WebSocket's own timeouts from here
-          websocket::stream_base::timeout opt{};
-          opt.handshake_timeout = timeout.count() > 0 ? timeout : websocket::stream_base::none();
-          opt.idle_timeout = websocket::stream_base::none();  // a command may be silent for as long as it likes
-          opt.keep_alive_pings = false;
-          w.set_option(opt);
-          // The client's headers (credentials, impersonation, user agent)
-          // on the upgrade request, which Beast writes itself.
-          std::vector<std::pair<std::string, std::string>> headers;
-          for (const auto& f : m) {
-            switch (f.name()) {
-            case http::field::host:
-            case http::field::connection:
-            case http::field::upgrade:
-            case http::field::content_length:
-            case http::field::content_type:
-              break;
-            default:
-              headers.emplace_back(f.name_string(), f.value());
-            }
-          }
-          w.set_option(websocket::stream_base::decorator([headers](websocket::request_type& up) {
-            for (const auto& field : headers) up.erase(field.first);                 // Beast's own User-Agent
-            for (const auto& field : headers) up.insert(field.first, field.second);  // repeated: impersonated groups
-            up.set(http::field::sec_websocket_protocol, std::string(v5) + ", " + std::string(v4));
-          }));
-          w.read_message_max(64 * 1024 * 1024);
-          auto [hec] = co_await w.async_handshake(res, host, target, use_tuple);
-          co_return hec;
-        });
-        if (ec) {
-          st->close();
-          if (ec == websocket::error::upgrade_declined && res.result_int() >= 300) {
-            r.ec = status_error(res.result_int(), res.body(), req, r.diag);  // the server's Status
-          } else {
-            r.ec = ec == beast::error::timeout ? error_code(client_errc::timeout) : ec;
-            r.diag.set_client_message(req.describe() + ": the WebSocket handshake failed: " + ec.message());
-          }
-          co_return r;
-        }
-        st->protocol = std::string(res[http::field::sec_websocket_protocol]);
-        if (st->protocol != v5 && st->protocol != v4) {
-          st->close();
-          r.ec = client_errc::protocol_error;
-          r.diag.set_client_message(req.describe() + ": the server chose the subprotocol \"" + st->protocol +
-                                    "\" (this client speaks " + std::string(v5) + " and " + std::string(v4) + ")");
-          co_return r;
-        }
-        asio::co_spawn(
-            impl->strand, [st]() { return st->read_loop(); }, asio::detached);
-        // The reader loop owns the state; the program's copies share a
-        // handle whose last copy closes the connection when it goes.
-        *out = remote_process(std::shared_ptr<remote_state>(
-            st.get(), [st](remote_state*) { asio::dispatch(st->impl->strand, [st] { st->close(); }); }));
+        *out = remote_process(program_handle(st));
         co_return r;
       },
       std::move(h), finish_result{});
 }
 
 void remote_read_some(const std::shared_ptr<remote_state>& s, int channel, asio::mutable_buffer b, remote_io h) {
-  if (!s || channel < 1 || channel > 2) {
-    fail_now(std::move(h), "async_read_some on an empty remote_process");
+  if (!s || channel < 0 || channel > 2) {
+    fail_now(std::move(h), "async_read_some on an empty stream");
     return;
   }
   spawn_operation(
@@ -367,11 +176,7 @@ void remote_read_some(const std::shared_ptr<remote_state>& s, int channel, asio:
         result<std::size_t> r;
         if (b.size() == 0) co_return r;
         co_await wait_until(s->signal, [&] { return o.available() > 0 || s->ended; });
-        if (o.available() == 0) {
-          r.ec = s->failure && s->status.empty() ? s->failure : error_code(asio::error::eof);
-          r.diag = s->failure_diag;
-          co_return r;
-        }
+        if (o.available() == 0) co_return s->end_of_output();
         const std::size_t n = std::min(b.size(), o.available());
         std::memcpy(b.data(), o.data.data() + o.pos, n);
         o.pos += n;
@@ -384,7 +189,7 @@ void remote_read_some(const std::shared_ptr<remote_state>& s, int channel, asio:
 
 void remote_write_some(const std::shared_ptr<remote_state>& s, asio::const_buffer b, remote_io h) {
   if (!s) {
-    fail_now(std::move(h), "async_write_some on an empty remote_process");
+    fail_now(std::move(h), "async_write_some on an empty stream");
     return;
   }
   spawn_operation(

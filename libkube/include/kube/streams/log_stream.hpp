@@ -1,7 +1,7 @@
 #pragma once
 
 #include <kube/detail/initiate.hpp>
-#include <kube/streams/remote_command.hpp>  // detail::first_mutable
+#include <kube/detail/buffers.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 

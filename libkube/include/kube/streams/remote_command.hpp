@@ -3,12 +3,12 @@
 // A command running in a container: what kube::api<Pod>::async_exec and
 // async_attach yield. The guide is docs/guides/streams.md.
 
+#include <kube/detail/buffers.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/rest/request.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/buffer.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -53,21 +53,6 @@ void remote_close(const std::shared_ptr<remote_state>& s);
 /// sets `ec` and `diag` (the Status) as a refused request would.
 [[nodiscard]] remote_exit remote_exit_of(std::string_view status, const request& req, error_code& ec,
                                          diagnostics& diag);
-
-template <class Buffers>
-boost::asio::mutable_buffer first_mutable(const Buffers& b) {
-  for (auto it = boost::asio::buffer_sequence_begin(b); it != boost::asio::buffer_sequence_end(b); ++it) {
-    if (boost::asio::mutable_buffer(*it).size() > 0) return *it;
-  }
-  return {};
-}
-template <class Buffers>
-boost::asio::const_buffer first_const(const Buffers& b) {
-  for (auto it = boost::asio::buffer_sequence_begin(b); it != boost::asio::buffer_sequence_end(b); ++it) {
-    if (boost::asio::const_buffer(*it).size() > 0) return *it;
-  }
-  return {};
-}
 
 }  // namespace detail
 

@@ -16,6 +16,7 @@
 #include <kube/watch/typed_watch.hpp>
 #include <kube/rest/list_params.hpp>
 #include <kube/streams/log_stream.hpp>
+#include <kube/streams/port_forward.hpp>
 #include <kube/streams/remote_command.hpp>
 
 #include <memory>
@@ -35,6 +36,8 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
 void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out, typed_completion h);
 void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string> command, remote_command_params p,
                           std::shared_ptr<remote_process> out, typed_completion h);
+void typed_port_forward(typed_ptr t, std::string name, std::uint16_t port, std::shared_ptr<forwarded_stream> out,
+                        typed_completion h);
 }  // namespace detail
 
 /// The typed client for resource kind T.
@@ -369,6 +372,23 @@ public:
         [t = t_, n = std::string(name), p = params](std::shared_ptr<remote_process> out,
                                                     detail::typed_completion h) mutable {
           detail::typed_remote_command(std::move(t), std::move(n), {}, std::move(p), std::move(out), std::move(h));
+        },
+        std::forward<Token>(token));
+  }
+
+  /// `pods/portforward`: one TCP connection to `port` of the pod (see
+  /// kube::forwarded_stream; kube::port_forwarder listens locally like
+  /// kubectl port-forward). The request's errors (no such pod, a pod not
+  /// running, forbidden) complete this call, with the server's Status; a
+  /// port nothing listens on shows on the stream's first read.
+  /// Completion: void(error_code, forwarded_stream).
+  template <class Token = use_awaitable_t>
+  auto async_port_forward(std::string_view name, std::uint16_t port, Token&& token = {}) {
+    static_assert(is_pod(), "portforward is a subresource of core/v1 pods");
+    return detail::typed_initiate<forwarded_stream>(
+        [t = t_, n = std::string(name), port](std::shared_ptr<forwarded_stream> out,
+                                              detail::typed_completion h) mutable {
+          detail::typed_port_forward(std::move(t), std::move(n), port, std::move(out), std::move(h));
         },
         std::forward<Token>(token));
   }

@@ -553,7 +553,8 @@ func (s *supervisor) writeEnv() error {
 	if s.nodes > 0 {
 		lines = append(lines,
 			"KUBE_TEST_KWOK_DIR="+s.kwokDir(),
-			fmt.Sprintf("KUBE_TEST_PORT_FORWARD_TARGET=127.0.0.1:%d", s.portForwardPort))
+			fmt.Sprintf("KUBE_TEST_PORT_FORWARD_TARGET=127.0.0.1:%d", s.portForwardPort),
+			fmt.Sprintf("KUBE_TEST_REFUSED_POD_PORT=%d", refusedPodPort))
 	}
 	return os.WriteFile(filepath.Join(s.dir, "cluster.env"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }

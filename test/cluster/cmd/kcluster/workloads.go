@@ -30,6 +30,10 @@ var kwokStages string
 // echoes what it receives.
 const portForwardGreeting = "kcluster port-forward target\n"
 
+// A pod port whose forwarding KWOK cannot connect (the failure path of
+// port-forward); cluster.env says it as KUBE_TEST_REFUSED_POD_PORT.
+const refusedPodPort = 9
+
 // CRI log lines (what KWOK reads for pods/log): the current and the previous
 // container's.
 var (
@@ -126,7 +130,8 @@ func (s *supervisor) workloadPartExited() bool {
 // writeKwokConfig writes KWOK's --config: the stages, then what its kubelet
 // stand-in answers for every pod (no selector): exec runs the command on this
 // machine in the kwok directory, logs and attach read CRI log files,
-// port-forward of any port reaches the supervisor's target.
+// port-forward of any port reaches the supervisor's target, except
+// refusedPodPort, whose target (127.0.0.1:1) refuses the connection.
 func (s *supervisor) writeKwokConfig() error {
 	dir := s.kwokDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -178,10 +183,14 @@ metadata:
   name: port-forward
 spec:
   forwards:
+  - ports: [%[3]d]
+    target:
+      address: 127.0.0.1
+      port: 1
   - target:
       address: 127.0.0.1
       port: %[2]d
-`, dir, s.portForwardPort)
+`, dir, s.portForwardPort, refusedPodPort)
 	return os.WriteFile(filepath.Join(dir, "kwok.yaml"), []byte(kwokStages+"---\n"+streams), 0o644)
 }
 
