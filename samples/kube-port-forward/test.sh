@@ -8,13 +8,12 @@
 . "$(dirname "$0")/../../test/integration/lib.sh"
 prog=${1:?usage: test.sh PATH_TO_kube-port-forward}
 export KUBECONFIG=$KUBE_TEST_KUBECONFIG_ADMIN
-set -a; . "$KUBE_TEST_CLUSTER_DIR/cluster.env"; set +a
 k() { kubectl "$@"; }
 ns=kube-port-forward-$RANDOM$RANDOM
 work=$(mktemp -d)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   k delete namespace "$ns" --wait=false >/dev/null 2>&1
   rm -rf "$work"
 }

@@ -177,7 +177,10 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
       sp.with_stdin = true;
       const std::vector<std::string> cmd{"head", "-c", "12"};
       auto p = co_await pods.async_exec("p1", cmd, sp);
-      co_await asio::async_write(p.in(), asio::buffer(std::string_view("hello world\n")), asio::use_awaitable);
+      // One write_some takes it all (up to 32 KiB); with kube::use_awaitable
+      // a failure says what the error channel said.
+      const auto wrote = co_await p.in().async_write_some(asio::buffer(std::string_view("hello world\n")));
+      CHECK(wrote == 12);
       co_await p.async_close_stdin();
       {
         const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)

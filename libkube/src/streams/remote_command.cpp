@@ -205,7 +205,16 @@ void remote_write_some(const std::shared_ptr<remote_state>& s, asio::const_buffe
         const std::size_t n = std::min(b.size(), max_message);
         if (n == 0) co_return r;
         r.ec = co_await s->send(stdin_channel, std::string_view(static_cast<const char*>(b.data()), n));
-        if (!r.ec) r.value = n;
+        if (!r.ec) {
+          r.value = n;
+        } else {
+          // Say what the other side said last, if anything: a command that
+          // has ended (its Status), a port the kubelet could not reach.
+          constexpr std::size_t max_quoted = 1024;
+          r.diag.set_client_message(
+              s->req.describe() + ": the write failed" + (s->ended ? " (the stream has ended)" : "") +
+              (s->status.empty() ? std::string() : "; the error channel said: " + s->status.substr(0, max_quoted)));
+        }
         co_return r;
       },
       std::move(h), finish_result{});
