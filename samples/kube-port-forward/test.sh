@@ -82,10 +82,14 @@ exec {a}>&- {b}>&-
 start refused "$prog" -n "$ns" p1 ":$KUBE_TEST_REFUSED_POD_PORT"
 refused=$(local_port refused)
 exec {r}<>"/dev/tcp/127.0.0.1/$refused"
-if IFS= read -r -t 10 line <&"$r"; then fail "a refused port sent [$line]"; fi
+status=0
+IFS= read -r -t 10 line <&"$r" || status=$?
 exec {r}>&-
-for ((i = 0; i < 100; i++)); do grep -q "127.0.0.1:1" "$work/refused.err" && break; sleep 0.05; done
-expect_contains "a refused port is logged with the kubelet's error" "$(cat "$work/refused.err")" "127.0.0.1:1"
+[[ $status == 1 ]] && pass "a refused port's connection is closed" ||
+  fail "a refused port's connection: read status $status (1: closed, >128: timed out) [${line:-}]"
+for ((i = 0; i < 100; i++)); do grep -q "127.0.0.1:1: connect: connection refused" "$work/refused.err" && break; sleep 0.05; done
+expect_contains "a refused port is logged with the kubelet's error" "$(cat "$work/refused.err")" \
+  "127.0.0.1:1: connect: connection refused"
 again=$(talk "$ours" "still forwarding") || fail "kube-port-forward stopped after another forwarder's failure"
 expect_contains "the forwarder goes on" "$again" "still forwarding"
 

@@ -21,6 +21,10 @@
 
 namespace kube::detail {
 
+/// The subprotocols: exec and attach offer both, port-forward v4 only.
+inline constexpr std::string_view channel_v5 = "v5.channel.k8s.io";
+inline constexpr std::string_view channel_v4 = "v4.channel.k8s.io";
+
 /// What the channels of a connection mean.
 enum class channel_layout {
   /// exec and attach: 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a

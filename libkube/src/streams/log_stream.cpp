@@ -2,6 +2,7 @@
 // piecewise (as a watch's, through watch_state's connection, parser and
 // read_some) into one buffer that both readers take from: lines
 // (async_read_line) and bytes (async_read_some).
+#include "tools/complete_now.hpp"
 #include "transport/client_impl.hpp"
 
 #include <kube/typed/api.hpp>
@@ -107,18 +108,6 @@ struct log_state {
   }
 };
 
-namespace {
-template <class T>
-void fail_empty(completion<T> handler, const char* what) {
-  auto ex = asio::get_associated_executor(handler);
-  ex.execute([h = std::move(handler), what]() mutable {
-    diagnostics d;
-    d.set_client_message(what);
-    std::move(h)(error_code(client_errc::protocol_error), std::move(d), T{});
-  });
-}
-}  // namespace
-
 void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
   const auto& impl = detail::client_access::impl(t->c);
   const std::string ns = t->namespace_name;
@@ -172,7 +161,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
 }
 
 void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std::string> handler) {
-  if (!state) return fail_empty(std::move(handler), "async_read_line on an empty log_stream");
+  if (!state) return complete_empty(std::move(handler), "async_read_line on an empty log_stream");
   spawn_operation(
       state->io->impl->strand,
       [state]() -> asio::awaitable<result<std::string>> {
@@ -184,7 +173,7 @@ void start_log_read_line(const std::shared_ptr<log_state>& state, completion<std
 
 void start_log_read_some(const std::shared_ptr<log_state>& state, asio::mutable_buffer b,
                          completion<std::size_t> handler) {
-  if (!state) return fail_empty(std::move(handler), "async_read_some on an empty log_stream");
+  if (!state) return complete_empty(std::move(handler), "async_read_some on an empty log_stream");
   spawn_operation(
       state->io->impl->strand,
       [state, b]() -> asio::awaitable<result<std::size_t>> {

@@ -15,18 +15,20 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <list>
-#include <mutex>
+#include <tuple>
 
 namespace kube::detail {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 namespace {
-constexpr std::string_view v4 = "v4.channel.k8s.io";
-
 request port_forward_request(const std::string& ns, const std::string& pod, std::uint16_t port) {
   request req;  // a GET with the upgrade headers (the WebSocket handshake)
   req.version("v1").resource("pods").namespace_(ns).name(pod).subresource("portforward");
@@ -37,10 +39,16 @@ request port_forward_request(const std::string& ns, const std::string& pod, std:
   return req;
 }
 
+// What is missing for a port-forward request, or empty.
+std::string missing(const std::string& ns, const std::string& pod, std::uint16_t port) {
+  if (ns.empty() || pod.empty() || port == 0) return ": needs a namespace, a pod name and a port above 0";
+  return {};
+}
+
 // Opens the WebSocket of one forwarded connection (on the client's strand).
 asio::awaitable<std::shared_ptr<remote_state>> open_port(std::shared_ptr<client_impl> impl, request req, error_code& ec,
                                                          diagnostics& diag) {
-  std::vector<std::string_view> protocols{v4};  // g++ 12: not a braced list inside the co_await
+  std::vector<std::string_view> protocols{channel_v4};  // g++ 12: not a braced list inside the co_await
   auto st = co_await open_channel_socket(std::move(impl), std::move(req), channel_layout::port_forward,
                                          std::move(protocols), ec, diag);
   if (st) st->with_stdin = true;  // channel 0 carries the data both ways
@@ -53,15 +61,15 @@ void typed_port_forward(typed_ptr t, std::string name, std::uint16_t port, std::
                         typed_completion h) {
   const auto& impl = client_access::impl(t->c);
   auto req = port_forward_request(t->namespace_name, name, port);
-  const bool bad = name.empty() || t->namespace_name.empty() || port == 0;
+  auto problem = missing(t->namespace_name, name, port);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out), bad]() mutable -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), out = std::move(out),
+       problem = std::move(problem)]() mutable -> asio::awaitable<result<typed_done>> {
         result<typed_done> r;
-        if (bad) {
+        if (!problem.empty()) {
           r.ec = client_errc::invalid_config;
-          r.diag.set_client_message(req.describe() +
-                                    ": needs a pod name, a port above 0 and an api bound to a namespace");
+          r.diag.set_client_message(req.describe() + problem);
           co_return r;
         }
         auto st = co_await open_port(impl, req, r.ec, r.diag);
@@ -79,15 +87,17 @@ public:
         req_(port_forward_request(ns, pod, port)),
         acceptor_(impl_->strand) {
     const std::string where = p.address + ":" + std::to_string(p.local_port);
-    if (ns.empty() || pod.empty() || port == 0) {
-      throw kube::error(client_errc::invalid_config,
-                        req_.describe() + ": needs a namespace, a pod name and a port above 0");
+    if (auto problem = missing(ns, pod, port); !problem.empty()) {
+      throw kube::error(client_errc::invalid_config, req_.describe() + problem);
     }
     error_code ec;
     const auto address = asio::ip::make_address(p.address, ec);
     if (ec) throw kube::error(ec, "port-forward: \"" + p.address + "\" is not an IP address");
     const tcp::endpoint ep(address, p.local_port);
-    acceptor_.open(ep.protocol(), ec);
+    const int fd = ::socket(ep.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (fd < 0) ec = error_code(errno, boost::system::system_category());
+    if (!ec) acceptor_.assign(ep.protocol(), fd, ec);
+    if (ec && fd >= 0) ::close(fd);
     if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor_.bind(ep, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
@@ -131,6 +141,13 @@ private:
   std::atomic<std::uint64_t> accepted_{0}, failed_{0}, open_{0};
   std::list<forwarded> conns_;  // on the strand
 
+  // Close-on-exec, as the client's own connections (transport/connect.cpp):
+  // a process the program starts must not hold the port or a connection.
+  static void cloexec(tcp::socket& s) {
+    const int fd = s.native_handle();
+    if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  }
+
   void warn(const std::string& line) const {
     const auto& lg = impl_->settings.log;
     if (lg.enabled(log_level::warning)) lg.log(log_level::warning, line);
@@ -147,59 +164,68 @@ private:
         continue;
       }
       ++accepted_;
-      asio::co_spawn(impl_->strand, forward(std::make_shared<tcp::socket>(std::move(s))), asio::detached);
+      cloexec(s);
+      auto self = shared_from_this();
+      asio::co_spawn(
+          impl_->strand, [self, local = std::make_shared<tcp::socket>(std::move(s))] { return self->forward(local); },
+          asio::detached);
     }
   }
 
   // One local connection: open its forwarded stream, then copy both ways
-  // until either side ends; the other is closed then.
+  // until either side ends; the other is closed then. The connection is
+  // in conns_ from the start, so that the end of async_run closes its
+  // local side even while its WebSocket is still being opened.
   asio::awaitable<void> forward(std::shared_ptr<tcp::socket> local) {
-    auto self = shared_from_this();
     ++open_;
+    auto it = conns_.insert(conns_.end(), forwarded{local, {}});
     error_code ec;
     diagnostics diag;
     auto st = co_await open_port(impl_, req_, ec, diag);
-    if (!st || !running_) {
-      if (st) st->close();
-      if (ec) {
-        ++failed_;
-        warn(std::string("port-forward: ") + kube::error(ec, diag).what());
+    if (st && local->is_open()) {
+      it->remote = forwarded_stream(program_handle(st));
+      asio::co_spawn(impl_->strand, pump(*it, direction::to_pod), asio::detached);
+      co_await pump(*it, direction::from_pod);
+      it->close();
+      // A failure is what the stream says, not which side ended first.
+      if (!st->status.empty() || st->failure) {
+        ec = st->end_of_output().ec;
+        diag = st->end_of_output().diag;
       }
-      --open_;
-      co_return;
+    } else if (st) {
+      st->close();  // async_run ended while the WebSocket was being opened
     }
-    auto it = conns_.insert(conns_.end(), forwarded{local, forwarded_stream(program_handle(st))});
-    asio::co_spawn(impl_->strand, to_pod(*it), asio::detached);
-    diagnostics rdiag;
-    std::array<char, 16 * 1024> buf;
-    for (;;) {
-      auto [rec, n] = co_await it->remote.async_read_some(asio::buffer(buf), with_diagnostics(rdiag, use_tuple));
-      if (rec) {
-        if (rec != asio::error::eof && running_ && local->is_open()) {
-          ++failed_;
-          warn(std::string("port-forward: ") + kube::error(rec, rdiag).what());
-        }
-        break;
-      }
-      auto [wec, wn] = co_await asio::async_write(*local, asio::buffer(buf.data(), n), use_tuple);
-      (void)wn;
-      if (wec) break;
+    if (ec) {
+      ++failed_;
+      warn(std::string("port-forward: ") + kube::error(ec, diag).what());
     }
     it->close();
     conns_.erase(it);
     --open_;
   }
 
-  // The local side to the pod; its end (eof, an error, a close) ends the
-  // forwarded connection.
-  static asio::awaitable<void> to_pod(forwarded f) {
+  enum class direction { to_pod, from_pod };
+
+  // Copies one way until either side fails or ends, then closes both (a
+  // forwarded connection ends as a whole: the protocol has no half-close).
+  // `f` is a copy: the connection's entry may go before this ends.
+  static asio::awaitable<void> pump(forwarded f, direction d) {
     std::array<char, 16 * 1024> buf;
     for (;;) {
-      auto [ec, n] = co_await f.local->async_read_some(asio::buffer(buf), use_tuple);
+      error_code ec;
+      std::size_t n = 0;
+      if (d == direction::to_pod) {
+        std::tie(ec, n) = co_await f.local->async_read_some(asio::buffer(buf), use_tuple);
+      } else {
+        std::tie(ec, n) = co_await f.remote.async_read_some(asio::buffer(buf), use_tuple);
+      }
       if (ec) break;
-      auto [wec, wn] = co_await asio::async_write(f.remote, asio::buffer(buf.data(), n), use_tuple);
-      (void)wn;
-      if (wec) break;
+      if (d == direction::to_pod) {
+        std::tie(ec, n) = co_await asio::async_write(f.remote, asio::buffer(buf.data(), n), use_tuple);
+      } else {
+        std::tie(ec, n) = co_await asio::async_write(*f.local, asio::buffer(buf.data(), n), use_tuple);
+      }
+      if (ec) break;
     }
     f.close();
   }

@@ -1,15 +1,17 @@
 // pods/exec and pods/attach over WebSocket, as kubectl speaks them: the
 // subprotocol v5.channel.k8s.io (v4.channel.k8s.io when the server offers
-// only that), channel_layout::remote_command. The connection, its reader
-// and the reads and writes of the program's streams (shared with
-// port_forward.cpp) are in channel_socket.cpp.
+// only that), channel_layout::remote_command. The connection and its
+// reader are in channel_socket.cpp; the reads and writes of the program's
+// streams here serve port_forward.cpp's forwarded_stream as well.
 #include "codec/parse_json.hpp"
 #include "streams/channel_socket.hpp"
+#include "tools/complete_now.hpp"
 
 #include <kube/streams/remote_command.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/json.hpp>
 
 #include <charconv>
@@ -21,8 +23,6 @@ namespace kube::detail {
 namespace asio = boost::asio;
 
 namespace {
-constexpr std::string_view v5 = "v5.channel.k8s.io";
-constexpr std::string_view v4 = "v4.channel.k8s.io";
 constexpr unsigned char stdin_channel = 0;
 constexpr unsigned char resize_channel = 4;
 constexpr unsigned char close_channel = 255;
@@ -95,25 +95,12 @@ result<remote_exit> ending(const remote_state& s) {
   return r;
 }
 
-// Completes `h` at once with `ec` (an operation on a default-constructed
-// remote_process, which has no strand).
-template <class T>
-void fail_now(completion<T> h, const char* what) {
-  auto ex = asio::get_associated_executor(h);
-  ex.execute([h = std::move(h), what]() mutable {
-    diagnostics d;
-    d.set_client_message(what);
-    std::move(h)(error_code(client_errc::protocol_error), std::move(d), T{});
-  });
-}
-
 // Runs `body` on the command's strand as an operation with completion
 // void(error_code).
 void run_void(const std::shared_ptr<remote_state>& s, remote_done h,
               std::function<asio::awaitable<error_code>(remote_state&)> body) {
   if (!s) {
-    auto ex = asio::get_associated_executor(h);
-    ex.execute([h = std::move(h)]() mutable { std::move(h)(error_code(client_errc::protocol_error)); });
+    complete_now(asio::system_executor(), std::move(h), make_error_code(client_errc::protocol_error));
     return;
   }
   spawn_operation(
@@ -153,7 +140,8 @@ void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string
                                                           : ": needs at least one of stdin, stdout and stderr"));
           co_return r;
         }
-        std::vector<std::string_view> protocols{v5, v4};  // g++ 12: not a braced list inside the co_await
+        std::vector<std::string_view> protocols{channel_v5,
+                                                channel_v4};  // g++ 12: not a braced list inside the co_await
         auto st =
             co_await open_channel_socket(impl, req, channel_layout::remote_command, std::move(protocols), r.ec, r.diag);
         if (!st) co_return r;
@@ -166,7 +154,7 @@ void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string
 
 void remote_read_some(const std::shared_ptr<remote_state>& s, int channel, asio::mutable_buffer b, remote_io h) {
   if (!s || channel < 0 || channel > 2) {
-    fail_now(std::move(h), "async_read_some on an empty stream");
+    complete_empty(std::move(h), "async_read_some on an empty stream");
     return;
   }
   spawn_operation(
@@ -189,7 +177,7 @@ void remote_read_some(const std::shared_ptr<remote_state>& s, int channel, asio:
 
 void remote_write_some(const std::shared_ptr<remote_state>& s, asio::const_buffer b, remote_io h) {
   if (!s) {
-    fail_now(std::move(h), "async_write_some on an empty stream");
+    complete_empty(std::move(h), "async_write_some on an empty stream");
     return;
   }
   spawn_operation(
@@ -223,7 +211,7 @@ void remote_write_some(const std::shared_ptr<remote_state>& s, asio::const_buffe
 void remote_close_stdin(const std::shared_ptr<remote_state>& s, remote_done h) {
   run_void(s, std::move(h), [](remote_state& st) -> asio::awaitable<error_code> {
     if (!st.with_stdin || st.stdin_closed) co_return error_code{};
-    if (st.protocol != v5) co_return error_code(asio::error::operation_not_supported);
+    if (st.protocol != channel_v5) co_return error_code(asio::error::operation_not_supported);
     st.stdin_closed = true;
     const char which = static_cast<char>(stdin_channel);
     co_return co_await st.send(close_channel, std::string_view(&which, 1));
@@ -239,7 +227,7 @@ void remote_resize(const std::shared_ptr<remote_state>& s, std::uint16_t width, 
 
 void remote_wait(const std::shared_ptr<remote_state>& s, completion<remote_exit> h) {
   if (!s) {
-    fail_now(std::move(h), "async_wait on an empty remote_process");
+    complete_empty(std::move(h), "async_wait on an empty remote_process");
     return;
   }
   spawn_operation(

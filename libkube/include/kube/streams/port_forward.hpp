@@ -29,11 +29,12 @@ namespace kube {
 /// async_read_some completes with the bytes the pod's port sent (what is
 /// not read stays buffered; past 1 MiB the connection is not read until
 /// the program catches up), then with asio::error::eof once the pod's side
-/// closed and everything was read. If the kubelet could not connect to the
-/// port, reads complete with client_errc::connection_failed and its message
-/// in the diagnostics ("... dial tcp 127.0.0.1:81: connect: connection
-/// refused"). The protocol has no half-close: to end the connection, close
-/// it (or drop the last copy).
+/// closed and everything was read; with the connection's error if it
+/// broke. If the kubelet could not connect to the port, reads complete
+/// with client_errc::connection_failed and its message in the diagnostics
+/// ("... dial tcp 127.0.0.1:81: connect: connection refused"), and writes
+/// with broken_pipe. The protocol has no half-close: to end the
+/// connection, close it (or drop the last copy).
 ///
 /// Thread safety: copies share one connection; one read and one write at a
 /// time; work runs on the client's strand. close() may be called from any
@@ -97,11 +98,16 @@ void port_forwarder_start(std::shared_ptr<port_forwarder_impl> impl,
 ///   std::cout << fwd.local_port();
 ///   co_await fwd.async_run();                                 // until cancelled
 ///
-/// The constructor binds and listens, and throws kube::error (with the
-/// system's code, naming the address) when it cannot. async_run accepts
-/// and forwards until cancelled (terminal cancellation; it then completes
-/// with operation_aborted and closes every forwarded connection); a second
-/// concurrent async_run completes with client_errc::already_running. A
+/// The constructor binds and listens (close-on-exec), and throws
+/// kube::error: client_errc::invalid_config for an empty namespace or pod
+/// or port 0, the system's code naming the address when it cannot listen
+/// (params.address is an IP address: "127.0.0.1", "::1"; not a host name).
+/// async_run accepts and forwards until cancelled (terminal cancellation;
+/// it then completes with operation_aborted and closes the local side of
+/// every connection, also of those whose WebSocket is still opening); a
+/// second concurrent async_run completes with client_errc::already_running.
+/// Destroying the port_forwarder does not stop a running async_run (copies
+/// share one forwarder, and the run keeps it); cancel it. A
 /// connection that cannot be forwarded (no such pod, nothing listening on
 /// the port) is closed, logged through the client's logger as a warning
 /// and counted; it does not end async_run, so a pod that comes back is
