@@ -21,6 +21,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 using namespace kube_test;
 using k8s::core::v1::Pod;
@@ -275,4 +276,39 @@ TEST_CASE("port_forwarder closes a connection it cannot forward, logs why and go
     const bool stopped = co_await eventually([&] { return run_done; });
     CHECK(stopped);
   });
+}
+
+TEST_CASE("exec and port-forward refused by RBAC carry the server's Status", "[streams][port-forward]") {
+  const auto ns = unique_name("streams-rbac");
+  create_namespace(ns);
+  with_admin_client([ns](kube::client c) -> asio::awaitable<void> {
+    kube::api<Pod> pods(c, ns);
+    co_await running_pod(pods, "p1");
+  });
+  // alice has only what RBAC gives every authenticated user.
+  asio::io_context io;
+  auto c = kube::detail::client_access::make(io.get_executor(), token_settings("alice"));
+  bool done = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        kube::api<Pod> pods(c, ns);
+        kube::diagnostics diag;
+        const std::vector<std::string> cmd{"true"};
+        const kube::remote_command_params params;
+        auto [ec, p] = co_await pods.async_exec("p1", cmd, params, kube::with_diagnostics(diag, tuple));
+        (void)p;
+        CHECK(ec == kube::api_errc::forbidden);
+        CHECK_THAT(diag.server_message(), Catch::Contains("pods/exec"));
+        auto [fec, f] = co_await pods.async_port_forward("p1", 8080, kube::with_diagnostics(diag, tuple));
+        (void)f;
+        CHECK(fec == kube::api_errc::forbidden);
+        CHECK_THAT(diag.server_message(), Catch::Contains("pods/portforward"));
+        done = true;
+      },
+      [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+      });
+  io.run();
+  CHECK(done);
 }

@@ -213,8 +213,16 @@ void remote_close_stdin(const std::shared_ptr<remote_state>& s, remote_done h) {
     if (!st.with_stdin || st.stdin_closed) co_return error_code{};
     if (st.protocol != channel_v5) co_return error_code(asio::error::operation_not_supported);
     st.stdin_closed = true;
+    // A command that has ended (its Status is in, or the server is closing
+    // the connection after it) has no stdin left to close: that is done,
+    // not an error; async_wait says how it ended.
+    if (st.ended || !st.status.empty()) co_return error_code{};
     const char which = static_cast<char>(stdin_channel);
-    co_return co_await st.send(close_channel, std::string_view(&which, 1));
+    const auto ec = co_await st.send(close_channel, std::string_view(&which, 1));
+    if (ec == asio::error::broken_pipe || ec == asio::error::connection_reset || ec == asio::error::eof) {
+      co_return error_code{};
+    }
+    co_return ec;
   });
 }
 
