@@ -63,24 +63,6 @@ asio::awaitable<std::string> echo(Stream& s, std::string& buf, const std::string
   co_return back;
 }
 
-// Waits (5 s at most) until `ready()`.
-asio::awaitable<bool> eventually(const std::function<bool()>& ready) {
-  asio::steady_timer t(co_await asio::this_coro::executor);
-  for (int i = 0; i < 100 && !ready(); ++i) {
-    t.expires_after(std::chrono::milliseconds(50));
-    co_await t.async_wait(asio::use_awaitable);
-  }
-  co_return ready();
-}
-
-// Everything `s` gives until it ends; the error it ends with.
-template <class Stream>
-asio::awaitable<kube::error_code> read_to_end(Stream& s, std::string& out) {
-  auto [ec, n] = co_await asio::async_read(s, asio::dynamic_buffer(out), tuple);
-  (void)n;
-  co_return ec;
-}
-
 }  // namespace
 
 TEST_CASE("forwarded streams reach a port of the pod, each on its own connection", "[streams][port-forward]") {

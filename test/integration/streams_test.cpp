@@ -33,8 +33,7 @@ constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
 asio::awaitable<std::string> read_log(kube::api<Pod>& pods, const std::string& pod, const kube::log_params& p) {
   auto log = co_await pods.async_logs(pod, p);
   std::string out;
-  auto [ec, n] = co_await asio::async_read(log, asio::dynamic_buffer(out), tuple);
-  (void)n;
+  const auto ec = co_await read_to_end(log, out);
   CHECK(ec == asio::error::eof);
   co_return out;
 }
@@ -42,8 +41,7 @@ asio::awaitable<std::string> read_log(kube::api<Pod>& pods, const std::string& p
 // Everything a stream gives until its end (eof).
 asio::awaitable<std::string> read_all(kube::remote_process::reader r) {
   std::string out;
-  auto [ec, n] = co_await asio::async_read(r, asio::dynamic_buffer(out), tuple);
-  (void)n;
+  const auto ec = co_await read_to_end(r, out);
   CHECK(ec == asio::error::eof);
   co_return out;
 }
@@ -115,11 +113,8 @@ TEST_CASE("logs read as bytes, with tail, timestamps and since_time, are kubectl
     CHECK_FALSE(read_done);
     CHECK(log.is_open());
     log.close();
-    for (int i = 0; i < 100 && !read_done; ++i) {
-      t.expires_after(std::chrono::milliseconds(50));
-      co_await t.async_wait(asio::use_awaitable);
-    }
-    CHECK(read_done);
+    const bool closed = co_await eventually([&] { return read_done; });
+    CHECK(closed);
     CHECK(read_ec == asio::error::operation_aborted);
   });
   sh(kubectl() + "delete namespace " + ns + " --wait=false");
