@@ -189,8 +189,9 @@ private:
       it->close();
       // A failure is what the stream says, not which side ended first.
       if (!st->status.empty() || st->failure) {
-        ec = st->end_of_output().ec;
-        diag = st->end_of_output().diag;
+        auto end = st->end_of_output();
+        ec = end.ec;
+        diag = std::move(end.diag);
       }
     } else if (st) {
       st->close();  // async_run ended while the WebSocket was being opened
