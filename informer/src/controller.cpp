@@ -126,7 +126,11 @@ namespace {
 std::unique_ptr<workqueue::rate_limited_queue<std::string>> make_queue(const asio::any_io_executor& strand,
                                                                        const work_loop_params& o) {
   auto limiter = o.rate_limiter ? o.rate_limiter() : workqueue::default_controller_rate_limiter<std::string>();
-  return std::make_unique<workqueue::rate_limited_queue<std::string>>(strand, std::move(limiter), o.queue);
+  auto qp = o.queue;
+  if (!qp.metrics && o.metrics) {
+    qp.metrics = o.metrics->workqueue(o.name);
+  }
+  return std::make_unique<workqueue::rate_limited_queue<std::string>>(strand, std::move(limiter), qp);
 }
 
 std::string describe(const std::exception_ptr& e) {
@@ -145,7 +149,8 @@ work_loop::work_loop(const asio::any_io_executor& ex, work_loop_params options)
     : strand_(kube::make_strand_executor(ex)),
       opts_(std::move(options)),
       queue_(make_queue(strand_, opts_)),
-      cv_(strand_, asio::steady_timer::time_point::max()) {
+      cv_(strand_, asio::steady_timer::time_point::max()),
+      metrics_(opts_.metrics ? opts_.metrics->controller(opts_.name) : nullptr) {
   if (opts_.workers == 0) {
     throw std::invalid_argument("kube::controller::work_loop: workers must be at least 1");
   }
@@ -191,6 +196,10 @@ asio::awaitable<void> work_loop::run(reconcile_fn reconcile, ready_fn ready) {
     }
   }
   workers_started_.store(true, std::memory_order_release);
+  if (metrics_) {
+    metrics_->on_workers(opts_.workers);
+    metrics_->on_active(0);
+  }
   for (unsigned i = 1; i <= opts_.workers; ++i) {
     ++active_;
     // Not bound to our cancellation: a stop lets in-flight reconciles finish.
@@ -241,6 +250,9 @@ asio::awaitable<void> work_loop::worker(unsigned id, const reconcile_fn& reconci
     const auto n = in_flight_.fetch_add(1) + 1;
     unsigned prev = max_in_flight_.load();
     while (n > prev && !max_in_flight_.compare_exchange_weak(prev, n)) {}
+    if (metrics_) {
+      metrics_->on_active(n);
+    }
     reconcile_outcome out;
     out.key = *key;
     out.worker = id;
@@ -253,7 +265,10 @@ asio::awaitable<void> work_loop::worker(unsigned id, const reconcile_fn& reconci
       failure = std::current_exception();
     }
     out.took = clk.now() - start;
-    in_flight_.fetch_sub(1);
+    const auto left = in_flight_.fetch_sub(1) - 1;
+    if (metrics_) {
+      metrics_->on_active(left);
+    }
     if (failure) {
       finish(*key, out, nullptr, describe(failure));
     } else {
@@ -307,6 +322,14 @@ void work_loop::finish(const std::string& key, reconcile_outcome& out, const rec
     break;
   }
   out.retries = queue_->num_requeues(key);
+  if (metrics_) {
+    using kube::metrics::reconcile_label;
+    const auto label = out.action == action::error           ? reconcile_label::error
+                       : out.action == action::requeue       ? reconcile_label::requeue
+                       : out.action == action::requeue_after ? reconcile_label::requeue_after
+                                                             : reconcile_label::success;
+    metrics_->on_reconcile(label, out.took);
+  }
   if (opts_.on_reconciled) {
     try {
       opts_.on_reconciled(out);

@@ -112,10 +112,12 @@ private:
 // client's strand.
 class exec_auth final : public authenticator {
 public:
-  exec_auth(exec_params e, std::string server, asio::any_io_executor ex)
+  exec_auth(exec_params e, std::string server, asio::any_io_executor ex,
+            std::shared_ptr<metrics::client_metrics> metrics)
       : exec_(std::move(e)),
         server_(std::move(server)),
-        executor_(std::move(ex)) {}
+        executor_(std::move(ex)),
+        metrics_(std::move(metrics)) {}
 
   asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) override {
     const auto usable = [&] {
@@ -134,7 +136,9 @@ public:
         running_ = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
         exec_credential cred;
         diagnostics run_diag;
-        error_code ec = co_await run_exec_plugin(exec_, server_, cred, run_diag);
+        exec_run_report report;
+        error_code ec = co_await run_exec_plugin(exec_, server_, cred, run_diag, &report);
+        if (metrics_) metrics_->on_exec_plugin_call(report.exit_code, report.status);
         if (!ec && cred.token.empty())
           ec = fail(run_diag, client_errc::exec_plugin_failed,
                     "exec plugin " + exec_.command +
@@ -163,6 +167,7 @@ private:
   exec_params exec_;
   std::string server_;
   asio::any_io_executor executor_;
+  std::shared_ptr<metrics::client_metrics> metrics_;  // null: none
   std::optional<exec_credential> cached_;
   std::shared_ptr<asio::steady_timer> running_;  // set while the plugin runs
   error_code last_ec_;                           // the last run's outcome, for its waiters
@@ -258,7 +263,10 @@ std::vector<std::string> exec_plugin_environment(const exec_params& e, char** in
 }
 
 asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
-                                            exec_credential& out, diagnostics& diag) {
+                                            exec_credential& out, diagnostics& diag, exec_run_report* report) {
+  exec_run_report ignored_report;
+  if (report == nullptr) report = &ignored_report;
+  using metrics::exec_plugin_status;
   const std::string who = "exec plugin " + e.command;
   if (e.api_version != "client.authentication.k8s.io/v1" && e.api_version != "client.authentication.k8s.io/v1beta1")
     co_return fail(diag, client_errc::exec_plugin_failed,
@@ -304,6 +312,7 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   if (rc != 0) {
     std::string msg = who + ": cannot run it: " + std::strerror(rc);
     if (!e.install_hint.empty()) msg += "\n" + e.install_hint;
+    report->status = exec_plugin_status::plugin_not_found_error;
     co_return fail(diag, client_errc::exec_plugin_failed, msg);
   }
 
@@ -330,6 +339,8 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
 
+  if (WIFEXITED(status)) report->exit_code = WEXITSTATUS(status);
+  report->status = exec_plugin_status::plugin_execution_error;
   if (timed_out)
     co_return fail(diag, client_errc::exec_plugin_failed,
                    who + ": timed out after " + std::to_string(e.timeout.count()) + " ms");
@@ -340,6 +351,8 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
                                           : "killed by signal " + std::to_string(WTERMSIG(status))) +
                        " (its stderr goes to this process's stderr)");
   }
+  // As client-go counts it: the run succeeded, whatever its output says.
+  report->status = exec_plugin_status::no_error;
   if (auto ec = parse_exec_credential(stdout_data, e.api_version, out, diag)) {
     diag.set_client_message(who + ": " + diag.client_message());
     co_return ec;
@@ -355,10 +368,11 @@ std::string basic_authorization(std::string_view user, std::string_view password
   return "Basic " + enc;
 }
 
-std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asio::any_io_executor ex) {
+std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asio::any_io_executor ex,
+                                                  std::shared_ptr<metrics::client_metrics> metrics) {
   if (!s.token.empty()) return std::make_unique<bearer_auth>(s.token);
   if (!s.token_file.empty()) return std::make_unique<token_file_auth>(s.token_file, s.token_file_refresh);
-  if (s.has_exec) return std::make_unique<exec_auth>(s.exec, s.server, ex);
+  if (s.has_exec) return std::make_unique<exec_auth>(s.exec, s.server, ex, std::move(metrics));
   if (!s.username.empty() || !s.password.empty()) return std::make_unique<basic_auth>(s.username, s.password);
   return nullptr;
 }

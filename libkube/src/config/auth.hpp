@@ -34,7 +34,9 @@ std::string basic_authorization(std::string_view user, std::string_view password
 
 /// Picks the authenticator for the settings: bearer token, token file, basic
 /// or exec plugin; none when no credentials are configured.
-std::unique_ptr<authenticator> make_authenticator(const transport_params& s, boost::asio::any_io_executor ex);
+/// An exec plugin's runs are told to `metrics` (may be null).
+std::unique_ptr<authenticator> make_authenticator(const transport_params& s, boost::asio::any_io_executor ex,
+                                                  std::shared_ptr<metrics::client_metrics> metrics = nullptr);
 
 /// Runs an exec credential plugin and parses its ExecCredential. Exposed for tests.
 struct exec_credential {
@@ -42,8 +44,15 @@ struct exec_credential {
   std::string client_certificate_pem, client_key_pem;
   std::optional<std::chrono::system_clock::time_point> expiry;
 };
+/// How a run ended, for metrics: the exit code (-1 when it did not exit)
+/// and client-go's call_status.
+struct exec_run_report {
+  int exit_code = -1;
+  metrics::exec_plugin_status status = metrics::exec_plugin_status::client_internal_error;
+};
 boost::asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
-                                                   exec_credential& out, diagnostics& diag);
+                                                   exec_credential& out, diagnostics& diag,
+                                                   exec_run_report* report = nullptr);
 
 /// The plugin's environment: `inherited` (environ), where the exec config's
 /// env entries replace variables of the same name, and KUBERNETES_EXEC_INFO

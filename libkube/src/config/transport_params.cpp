@@ -50,6 +50,7 @@ transport_params to_settings(const client_config& c, client_params o) {
   s.json_only = o.json_only;
   s.log = std::move(o.log);
   s.on_warning = std::move(o.on_warning);
+  s.metrics = std::move(o.metrics);
   return s;
 }
 

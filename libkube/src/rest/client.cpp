@@ -21,6 +21,8 @@ client::client(executor_type ex, detail::transport_params settings)
 
 client::executor_type client::get_executor() const noexcept { return impl_->executor; }
 
+const std::shared_ptr<metrics::provider>& client::metrics_provider() const noexcept { return impl_->settings.metrics; }
+
 std::size_t client::connections_opened() const noexcept {
   return impl_->connections_opened.load(std::memory_order_relaxed);
 }

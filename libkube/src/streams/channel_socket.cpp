@@ -200,7 +200,8 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
                                                                    channel_layout layout,
                                                                    std::vector<std::string_view> protocols,
                                                                    error_code& ec, diagnostics& diag) {
-  if ((ec = co_await impl->throttle())) co_return nullptr;
+  request_meter meter(*impl, req);  // to the end of the handshake
+  if ((ec = co_await impl->throttle(meter))) co_return nullptr;
   auto conn = co_await impl->connect(ec, diag);
   if (!conn) co_return nullptr;
   auto m = impl->to_http(req);
@@ -249,6 +250,7 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
   const std::string host(m[http::field::host]);
   const std::string target(m.target());
   auto [hec] = co_await w.async_handshake(res, host, target, use_tuple);
+  meter.attempt(static_cast<int>(res.result_int()), 0);  // 0: no answer came
   if (hec) {
     st->close();
     if (hec == websocket::error::upgrade_declined && res.result_int() >= 300) {

@@ -104,6 +104,35 @@ struct body_consumer {
   virtual void finish() = 0;
 };
 
+class client_impl;
+
+/// What one request tells the client's metrics (kube/base/metrics.hpp):
+/// each attempt, each retry, the rate limiter's wait, and on destruction
+/// the time since construction. Does nothing when the client has none.
+class request_meter {
+public:
+  request_meter(const client_impl& c, const request& req);
+  request_meter(const request_meter&) = delete;
+  request_meter& operator=(const request_meter&) = delete;
+  ~request_meter();
+
+  /// An attempt ended: `code` the HTTP status (0: no answer).
+  void attempt(int code, std::size_t response_bytes);
+  /// The attempt that just ended is tried again.
+  void retry(int code);
+  void throttled(std::chrono::steady_clock::duration waited);
+
+private:
+  [[nodiscard]] metrics::request_attempt record(int code, std::size_t response_bytes) const;
+
+  metrics::client_metrics* m_;
+  std::string_view host_;
+  std::string_view method_;
+  std::string resource_;
+  std::size_t request_bytes_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
 /// How open_stream opens and reads a stream.
 struct stream_params {
   bool throttled = false;  ///< wait for the rate limiter first
@@ -125,14 +154,17 @@ public:
   boost::asio::any_io_executor strand;  // make_strand_executor(executor)
   transport_params settings;
   endpoint ep;
+  std::shared_ptr<metrics::client_metrics> metrics;  // from settings.metrics; null: none
+  std::string metrics_host;                          // the host label: host:port
   std::shared_ptr<boost::asio::ssl::context> tls;
   std::unique_ptr<authenticator> auth;
   std::optional<token_bucket> limiter;  // empty: not throttled
 
   std::atomic<std::size_t> connections_opened{0};
 
-  /// Waits for the rate limiter's token; fails only when cancelled.
-  boost::asio::awaitable<error_code> throttle();
+  /// Waits for the rate limiter's token (told to `meter`); fails only when
+  /// cancelled.
+  boost::asio::awaitable<error_code> throttle(request_meter& meter);
 
   /// Runs a unary request with throttling, retries and auth refresh
   /// (transport/retry_policy.hpp decides).
@@ -164,6 +196,8 @@ private:
   std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
 
   boost::asio::awaitable<result<response>> attempt(const request& req, attempt_outcome& facts, body_consumer* consumer);
+
+  friend class request_meter;
 };
 
 /// An open watch: its connection, the chunked-body parser and the decoder.

@@ -27,9 +27,49 @@ client_impl::client_impl(asio::any_io_executor ex, transport_params s)
       strand(make_strand_executor(ex)),
       settings(std::move(s)),
       ep(make_endpoint(settings)),
+      metrics(settings.metrics ? settings.metrics->client() : nullptr),
+      metrics_host(ep.host_is_ip && ep.host.find(':') != std::string::npos ? "[" + ep.host + "]:" + ep.port
+                                                                           : ep.host + ":" + ep.port),
       tls(ep.tls ? make_tls_context(settings) : nullptr),
-      auth(make_authenticator(settings, ex)),
+      auth(make_authenticator(settings, ex, metrics)),
       limiter(make_rate_limiter(settings.qps, settings.burst)) {}
+
+request_meter::request_meter(const client_impl& c, const request& req)
+    : m_(c.metrics.get()),
+      host_(c.metrics_host),
+      method_(to_string(req.method())) {
+  if (m_ == nullptr) return;
+  request_bytes_ = req.body().size();
+  start_ = std::chrono::steady_clock::now();
+  if (!req.raw_path().empty()) return;  // not a resource: the label stays empty
+  resource_ = req.resource();
+  if (!req.group().empty()) resource_ += "." + req.group();
+}
+
+request_meter::~request_meter() {
+  if (m_ != nullptr) m_->on_request(method_, host_, resource_, std::chrono::steady_clock::now() - start_);
+}
+
+metrics::request_attempt request_meter::record(int code, std::size_t response_bytes) const {
+  return {.method = method_,
+          .host = host_,
+          .resource = resource_,
+          .code = code,
+          .request_bytes = request_bytes_,
+          .response_bytes = response_bytes};
+}
+
+void request_meter::attempt(int code, std::size_t response_bytes) {
+  if (m_ != nullptr) m_->on_attempt(record(code, response_bytes));
+}
+
+void request_meter::retry(int code) {
+  if (m_ != nullptr) m_->on_retry(record(code, 0));
+}
+
+void request_meter::throttled(std::chrono::steady_clock::duration waited) {
+  if (m_ != nullptr) m_->on_rate_limiter_wait(method_, host_, waited);
+}
 
 http::request<http::string_body> client_impl::to_http(const request& r) const {
   static constexpr http::verb verbs[] = {http::verb::get,   http::verb::post,    http::verb::put,
@@ -269,12 +309,17 @@ std::optional<token_bucket> make_rate_limiter(double qps, int burst) {
   return token_bucket({.qps = qps, .burst = std::max(burst, 1)});
 }
 
-asio::awaitable<error_code> client_impl::throttle() {
+asio::awaitable<error_code> client_impl::throttle(request_meter& meter) {
   if (!limiter) co_return error_code{};
   const auto wait = limiter->reserve(real_clock().now());
-  if (wait.count() <= 0) co_return error_code{};
+  if (wait.count() <= 0) {
+    meter.throttled({});
+    co_return error_code{};
+  }
+  const auto start = std::chrono::steady_clock::now();
   asio::steady_timer t(co_await asio::this_coro::executor, wait);
   auto [ec] = co_await t.async_wait(use_tuple);
+  meter.throttled(std::chrono::steady_clock::now() - start);
   co_return ec;
 }
 
@@ -287,13 +332,15 @@ asio::awaitable<result<response>> client_impl::run(request req, body_consumer* c
                               std::to_string(codec::max_json_depth) + " levels (kube::codec::max_json_depth)");
     co_return r;
   }
+  request_meter meter(*this, req);
   retry_policy policy(req.method(), settings.max_retries);
   for (;;) {
     // Every try is throttled, as client-go throttles each retry.
-    if (auto ec = co_await throttle()) co_return result<response>{ec, {}, {}};
+    if (auto ec = co_await throttle(meter)) co_return result<response>{ec, {}, {}};
     attempt_outcome facts;
     auto r = co_await attempt(req, facts, consumer);
     const bool answered = r.value.status != 0;
+    meter.attempt(r.value.status, consumer && r.value.body.empty() ? facts.streamed : r.value.body.size());
     facts.ec = answered ? error_code{} : r.ec;
     facts.http_status = r.value.status;
     const auto action = policy.next(facts);
@@ -320,8 +367,10 @@ asio::awaitable<result<response>> client_impl::run(request req, body_consumer* c
     case retry_action::kind::refresh_and_retry:
       if (!auth || !auth->invalidate()) co_return r;
       settings.log.log(log_level::info, req.describe() + ": 401, refreshing credentials");
+      meter.retry(r.value.status);
       continue;
     case retry_action::kind::retry:
+      meter.retry(r.value.status);
       break;
     }
     if (answered)

@@ -108,8 +108,11 @@ void watch_state::fail(error_code ec) {
 }
 
 asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(request req, stream_params sp) {
+  // The request's time is the time to its headers (the stream's own life
+  // is the reflector's to report).
+  request_meter meter(*this, req);
   if (sp.throttled) {
-    if (auto ec = co_await throttle()) co_return result<std::shared_ptr<watch_state>>{ec, {}, {}};
+    if (auto ec = co_await throttle(meter)) co_return result<std::shared_ptr<watch_state>>{ec, {}, {}};
   }
   // Streams are opened once: no connection retries, no Retry-After; a 401
   // still refreshes rotating credentials once, as for unary requests.
@@ -136,6 +139,7 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
       co_return rec;
     });
     conn->tcp().expires_never();
+    meter.attempt(ec ? 0 : static_cast<int>(st->parser.get().result_int()), 0);
     if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
       r.diag.set_client_message(req.describe() + ": no response headers from the server within " +
@@ -176,8 +180,10 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
     }
     st->close();
     if (policy.next({.http_status = status}).what == retry_action::kind::refresh_and_retry && auth &&
-        auth->invalidate())
+        auth->invalidate()) {
+      meter.retry(static_cast<int>(status));
       continue;
+    }
     r.ec = status_error(status, body, req, r.diag);
     co_return r;
   }

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include <sys/socket.h>
@@ -185,4 +187,52 @@ TEST_CASE("requests that need a credential at once run the plugin once and share
   lines = 0;
   for (std::string line; std::getline(again, line);) ++lines;
   CHECK(lines == 2);
+}
+
+namespace {
+// Records the exec plugin calls the authenticator reports.
+struct exec_calls final : kube::metrics::client_metrics {
+  std::vector<std::pair<int, kube::metrics::exec_plugin_status>> calls;
+  void on_exec_plugin_call(int exit_code, kube::metrics::exec_plugin_status status) override {
+    calls.emplace_back(exit_code, status);
+  }
+};
+
+// One authorization through an exec authenticator that reports to `m`.
+kube::error_code authorize_once(const kube::detail::exec_params& e, const std::shared_ptr<exec_calls>& m) {
+  kube::detail::transport_params s;
+  s.server = "https://127.0.0.1:6443";
+  s.has_exec = true;
+  s.exec = e;
+  asio::io_context io;
+  auto auth = kube::detail::make_authenticator(s, io.get_executor(), m);
+  kube::error_code ec;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        std::string h;
+        kube::diagnostics diag;
+        ec = co_await auth->authorization(h, diag);
+      },
+      asio::detached);
+  io.run();
+  return ec;
+}
+}  // namespace
+
+TEST_CASE("every plugin run is reported with its exit code and client-go's call status", "[exec][metrics]") {
+  using kube::metrics::exec_plugin_status;
+  auto m = std::make_shared<exec_calls>();
+  CHECK_FALSE(authorize_once(shell_plugin("cred t"), m));
+  CHECK(authorize_once(shell_plugin("exit 3"), m) == kube::client_errc::exec_plugin_failed);
+  CHECK(authorize_once(shell_plugin("echo not-json"), m) == kube::client_errc::exec_plugin_failed);
+  auto missing = shell_plugin("");
+  missing.command = "/nonexistent/kube-test-plugin";
+  CHECK(authorize_once(missing, m) == kube::client_errc::exec_plugin_failed);
+  REQUIRE(m->calls.size() == 4);
+  CHECK(m->calls[0] == std::pair{0, exec_plugin_status::no_error});
+  CHECK(m->calls[1] == std::pair{3, exec_plugin_status::plugin_execution_error});
+  // As client-go counts it: the run succeeded; its output is another matter.
+  CHECK(m->calls[2] == std::pair{0, exec_plugin_status::no_error});
+  CHECK(m->calls[3] == std::pair{-1, exec_plugin_status::plugin_not_found_error});
 }

@@ -13,7 +13,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,10 +57,11 @@ struct rig {
   bool done = false;
   kube::error_code run_ec;
 
-  explicit rig(unsigned workers = 1) {
+  explicit rig(unsigned workers = 1, std::shared_ptr<kube::metrics::provider> metrics = nullptr) {
     kc::work_loop_params o;
     o.name = "test";
     o.workers = workers;
+    o.metrics = std::move(metrics);
     o.queue.time_source = &clk;
     o.on_reconciled = [this](const kc::reconcile_outcome& r) { outcomes.push_back(r); };
     loop = std::make_unique<kc::work_loop>(io.get_executor(), std::move(o));
@@ -319,4 +322,78 @@ TEST_CASE("work_loop: cancelled while waiting for ready - bad arguments", "[cont
   kc::work_loop_params o;
   o.workers = 0;
   CHECK_THROWS_AS(kc::work_loop(io.get_executor(), o), std::invalid_argument);
+}
+
+namespace {
+struct loop_metrics final : kube::metrics::controller_metrics {
+  unsigned workers = 0;
+  std::vector<unsigned> active;
+  std::vector<kube::metrics::reconcile_label> results;
+  std::vector<duration> took;
+  void on_workers(unsigned n) override { workers = n; }
+  void on_active(unsigned n) override { active.push_back(n); }
+  void on_reconcile(kube::metrics::reconcile_label r, duration d) override {
+    results.push_back(r);
+    took.push_back(d);
+  }
+};
+struct queue_metrics final : kube::metrics::workqueue_metrics {
+  int adds = 0;
+  void on_add() override { ++adds; }
+};
+struct loop_provider final : kube::metrics::provider {
+  std::shared_ptr<loop_metrics> loop = std::make_shared<loop_metrics>();
+  std::shared_ptr<queue_metrics> queue = std::make_shared<queue_metrics>();
+  std::vector<std::string> names;
+  std::shared_ptr<kube::metrics::controller_metrics> controller(std::string_view name) override {
+    names.emplace_back(name);
+    return loop;
+  }
+  std::shared_ptr<kube::metrics::workqueue_metrics> workqueue(std::string_view name) override {
+    names.emplace_back(name);
+    return queue;
+  }
+};
+}  // namespace
+
+TEST_CASE("work_loop: metrics hear of workers, active reconciles, each result and its time, and the queue",
+          "[controller][work_loop][metrics]") {
+  using kube::metrics::reconcile_label;
+  auto p = std::make_shared<loop_provider>();
+  rig t(2, p);
+  CHECK(p->names == std::vector<std::string>{"test", "test"});  // the queue's and the controller's, by name
+  gate g(t.io);
+  t.start([&](const std::string& key) -> asio::awaitable<kc::reconcile_result> {
+    if (key == "ns/slow") {
+      co_await g.wait();
+      co_return kc::reconcile_result::requeue_after(1h);
+    }
+    t.clk.advance(3ms);  // the work takes 3 ms by the queue's clock
+    if (key == "ns/bad") {
+      co_return kc::reconcile_result::failed(make_error_code(boost::system::errc::io_error), "boom");
+    }
+    if (key == "ns/again") {
+      co_return kc::reconcile_result::requeue();
+    }
+    co_return kc::reconcile_result::done();
+  });
+  CHECK(p->loop->workers == 2);
+  t.loop->enqueue("ns/slow");
+  settle(t.io);
+  CHECK(p->loop->active.back() == 1);  // slow holds a worker
+  t.loop->enqueue("ns/ok");
+  t.loop->enqueue("ns/bad");
+  t.loop->enqueue("ns/again");
+  settle(t.io);
+  g.open();
+  settle(t.io);
+  CHECK(p->loop->active.back() == 0);
+  CHECK(*std::max_element(p->loop->active.begin(), p->loop->active.end()) == 2);
+  REQUIRE(p->loop->results.size() == 4);
+  CHECK(p->loop->results[0] == reconcile_label::success);
+  CHECK(p->loop->results[1] == reconcile_label::error);
+  CHECK(p->loop->results[2] == reconcile_label::requeue);
+  CHECK(p->loop->results[3] == reconcile_label::requeue_after);
+  CHECK(p->loop->took[0] == 3ms);
+  CHECK(p->queue->adds == 4);
 }

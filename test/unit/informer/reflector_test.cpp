@@ -518,3 +518,45 @@ TEST_CASE("reflector: cancellation stops it at any await", "[informer][reflector
     CHECK(t.clk->pending() == 1);
   }
 }
+
+namespace {
+// What the reflector tells its informer_metrics.
+struct reflector_calls final : kube::metrics::informer_metrics {
+  std::vector<std::pair<std::size_t, bool>> lists;  // items, relist
+  int watches = 0, stalls = 0;
+  std::vector<std::size_t> watch_events;
+  std::vector<std::string> versions;
+  void on_list(std::size_t items, duration, bool relist) override { lists.emplace_back(items, relist); }
+  void on_watch() override { ++watches; }
+  void on_watch_end(std::size_t events, duration) override { watch_events.push_back(events); }
+  void on_watch_stall() override { ++stalls; }
+  void on_resource_version(std::string_view rv) override { versions.emplace_back(rv); }
+};
+}  // namespace
+
+TEST_CASE("reflector: metrics hear of lists and relists, watches, stalls and every resourceVersion",
+          "[informer][reflector][metrics]") {
+  auto m = std::make_shared<reflector_calls>();
+  reflector_rig t([&](reflector_params<thing>& o) { o.metrics = m; });
+  t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+  t.lw->push_watch({fake::modified(obj("a", "11")), fake::bookmark("12")}, fake::stream_end::eof);
+  // A watch silent for watch_idle_timeout fails with timed_out (the client's idle timer).
+  t.lw->push_watch({fake::added(obj("c", "13")), fake::error(boost::asio::error::timed_out, "no byte for 150000 ms")});
+  t.lw->push_watch({fake::error(api_errc::expired, "too old resource version")});
+  t.poll();
+  CHECK(t.lw->list_calls().size() == 1);
+  REQUIRE(m->lists.size() == 1);
+  CHECK(m->lists[0] == std::pair<std::size_t, bool>{2, false});
+  CHECK(m->watches == 3);
+  CHECK(m->watch_events == std::vector<std::size_t>{2, 1, 0});
+  CHECK(m->stalls == 1);
+  CHECK(m->versions == std::vector<std::string>{"10", "11", "12", "13"});
+
+  // The 410 relists after its backoff: a relist of one item at version 20.
+  t.lw->push_list({obj("a", "20")}, "20");
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  REQUIRE(m->lists.size() == 2);
+  CHECK(m->lists[1] == std::pair<std::size_t, bool>{1, true});
+  CHECK(m->versions.back() == "20");
+}

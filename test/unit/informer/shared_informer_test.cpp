@@ -170,6 +170,50 @@ TEST_CASE("informer: a handler that throws is logged and counted, the others and
   CHECK(t.inf->cache()->list().size() == 3);
 }
 
+namespace {
+// What an informer tells its metrics besides the reflector's part.
+struct informer_calls final : kube::metrics::informer_metrics {
+  std::vector<std::size_t> queued;
+  int processed = 0, handled = 0, handler_failures = 0, lists = 0;
+  void on_list(std::size_t, duration, bool) override { ++lists; }
+  void on_queued(std::size_t n) override { queued.push_back(n); }
+  void on_processed(duration) override { ++processed; }
+  void on_handler(duration took, bool failed) override {
+    CHECK(took >= duration::zero());
+    ++handled;
+    handler_failures += failed ? 1 : 0;
+  }
+};
+}  // namespace
+
+TEST_CASE("informer: metrics hear of the FIFO's depth, each processed item, each handler call and its failure",
+          "[informer][shared_informer][metrics]") {
+  auto m = std::make_shared<informer_calls>();
+  informer_rig t([&](informer_params<thing>& o) {
+    o.metrics = m;
+    o.log.sink = [](kube::log_level, std::string_view) {};
+  });
+  auto bad = t.inf->add_handler({[](const std::shared_ptr<const thing>& o, bool) {
+                                   if (o->nm == "b") throw std::runtime_error("cannot handle b");
+                                 },
+                                 nullptr, nullptr});
+  t.start();
+  t.lw->push_list({obj("a", "5"), obj("b", "6")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(m->lists == 1);  // the reflector reports to the informer's hooks
+  REQUIRE(m->queued.size() >= 3);
+  CHECK(m->queued.front() == 2);  // after the list's replace
+  CHECK(m->queued.back() == 0);   // every item popped
+  CHECK(m->processed == 2);
+  t.lw->stream(0)->push(fake::added(obj("c", "13")));
+  t.poll();
+  CHECK(m->processed == 3);
+  CHECK(m->handled == 3);
+  CHECK(m->handler_failures == 1);
+  CHECK(t.inf->handler_errors() == 1);
+}
+
 TEST_CASE("informer: handlers see the initial list, updates, deletes and tombstones after a relist",
           "[informer][shared_informer]") {
   informer_rig t;

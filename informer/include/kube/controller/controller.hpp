@@ -84,7 +84,8 @@ public:
   /// watches<U>(map) take their informers from the same factory. The factory
   /// must outlive the controller.
   controller(informer::informer_factory& factory, controller_params options = {}) requires resource<T>
-      : controller(factory.get_client().get_executor(), factory.for_type<T>(), std::move(options)) {
+      : controller(factory.get_client().get_executor(), factory.for_type<T>(),
+                   with_metrics(std::move(options), factory)) {
     factory_ = &factory;
   }
 
@@ -236,6 +237,14 @@ private:
     /// its cache.
     std::function<boost::asio::awaitable<void>()> wait_synced;
   };
+
+  // The factory's client's metrics provider, unless the options name one.
+  static controller_params with_metrics(controller_params o, const informer::informer_factory& f) {
+    if (!o.metrics) {
+      o.metrics = f.get_client().metrics_provider();
+    }
+    return o;
+  }
 
   informer::informer_factory& require_factory() const {
     if (factory_ == nullptr) {

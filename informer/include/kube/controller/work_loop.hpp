@@ -32,6 +32,7 @@
 // block. enqueue()/enqueue_after() and stats() may be called from any
 // thread. The work_loop must outlive its async_run.
 
+#include <kube/base/metrics.hpp>
 #include <kube/controller/reconcile.hpp>
 #include <kube/base/strand.hpp>
 #include <kube/detail/spawn.hpp>
@@ -83,6 +84,11 @@ struct work_loop_params {
   /// Called on the strand after every reconcile (logging). Must not throw
   /// (exceptions are swallowed).
   std::function<void(const reconcile_outcome&)> on_reconciled = {};
+  /// Where the reconciles (controller(name)) and the queue
+  /// (workqueue(name), unless queue.metrics is set) are reported
+  /// (kube/base/metrics.hpp). controller<T> built on an informer_factory
+  /// takes its client's provider when this is null. Null: none.
+  std::shared_ptr<kube::metrics::provider> metrics = nullptr;
 };
 
 class work_loop {
@@ -134,6 +140,7 @@ private:
   bool running_ = false;          // strand only
   bool stopping_ = false;         // strand only
   std::atomic<bool> workers_started_{false};
+  std::shared_ptr<kube::metrics::controller_metrics> metrics_;  // null: none
   std::atomic<std::uint64_t> reconciles_{0}, succeeded_{0}, failed_{0}, requeued_{0};
   std::atomic<unsigned> in_flight_{0}, max_in_flight_{0};
 };

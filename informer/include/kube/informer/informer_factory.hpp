@@ -78,6 +78,7 @@ public:
       informer_params<unstructured> o;
       o.reflector.streaming_list = opts_.streaming_list;
       o.name = gvr.resource;
+      o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
       if (opts_.strip_managed_fields) {
         o.transform = strip_managed_fields();
       }
@@ -99,6 +100,7 @@ public:
       informer_params<partial_object_metadata> o;
       o.reflector.streaming_list = opts_.streaming_list;
       o.name = gvr.resource;
+      o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
       metadata_lister_watcher_params lo;
       lo.strip_managed_fields = opts_.strip_managed_fields;
       auto lw =
@@ -117,6 +119,10 @@ public:
         informer_params<T> o;
         o.reflector.streaming_list = opts_.streaming_list;
         o.name = std::string(resource_traits<T>::plural);
+        const std::string_view gv = resource_traits<T>::api_version;  // "apps/v1" or "v1"
+        const auto slash = gv.find('/');
+        o.metrics = informer_metrics(o.name, slash == std::string_view::npos ? std::string_view() : gv.substr(0, slash),
+                                     slash == std::string_view::npos ? gv : gv.substr(slash + 1), o.name);
         auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                  : api<T>(client_);
         typed_lister_watcher_params lo;
@@ -125,6 +131,16 @@ public:
         return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
       });
     }
+
+  /// The hooks of an informer from the client's metrics provider
+  /// (client_params::metrics); null without one.
+  [[nodiscard]] std::shared_ptr<kube::metrics::informer_metrics> informer_metrics(std::string_view name,
+                                                                                  std::string_view group,
+                                                                                  std::string_view version,
+                                                                                  std::string_view resource) const {
+    const auto& p = client_.metrics_provider();
+    return p ? p->informer({.name = name, .group = group, .version = version, .resource = resource}) : nullptr;
+  }
 
   /// The informer registered under `key`, created by `make` on first use.
   /// `make` returns {lister_watcher, informer_params}; the factory's

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <kube/base/metrics.hpp>
 #include <kube/informer/backoff.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta_fifo.hpp>
@@ -77,6 +78,9 @@ struct reflector_params {
   transform_func<T> transform = {};
   key_func<T> key = default_key_func<T>();   ///< for the streaming list's temporary store and the held-object lookup
   std::function<void()> after_replace = {};  ///< called after each replace into the FIFO (the informer's sync check)
+  /// Lists, watches, stalls and resourceVersions go here (null: nowhere);
+  /// an informer passes its informer_params::metrics.
+  std::shared_ptr<kube::metrics::informer_metrics> metrics = nullptr;
 };
 
 /// What the Reflector did so far (for tests and metrics).
@@ -391,6 +395,7 @@ private:
   }
 
   boost::asio::awaitable<failure> list() {
+    const auto start = o_.clk->now();
     auto r = co_await paged_list(relist_resource_version());
     if (r.f.ec && (is_resource_expired(r.f.ec) || too_large_rv(r.f.ec, r.f.diag))) {
       unavailable_ = true;
@@ -404,6 +409,7 @@ private:
       co_return f;
     }
     unavailable_ = false;
+    const auto items = r.items.size();
     try {
       fifo_.replace(std::move(r.items), r.rv);
       if (o_.after_replace) {
@@ -412,7 +418,7 @@ private:
     } catch (const std::exception& e) {
       co_return fail(client_errc::decode_error, o_.name + ": cannot queue the list: " + e.what());
     }
-    last_rv_ = r.rv;
+    synced(std::move(r.rv), items, start);
     ++stats_.lists;
     co_return failure{};
   }
@@ -426,6 +432,7 @@ private:
 
   boost::asio::awaitable<streamed> watch_list() {
     streamed out;
+    const auto start = o_.clk->now();
     for (;;) {
       watch_params p;
       p.resource_version = unavailable_ ? std::string() : last_rv_;
@@ -449,6 +456,9 @@ private:
         out.refused = o.ec.category() == api_category();
         out.f = {o.ec, std::move(o.diag)};
         co_return out;
+      }
+      if (o_.metrics) {
+        o_.metrics->on_watch();
       }
       std::unordered_map<std::string, object_ptr> temp;
       std::string rv;
@@ -477,7 +487,8 @@ private:
             continue;
           }
           std::vector<object_ptr> items;
-          items.reserve(temp.size());
+          const auto count = temp.size();
+          items.reserve(count);
           for (auto& [k, obj] : temp) {
             items.push_back(std::move(obj));
           }
@@ -490,7 +501,7 @@ private:
             out.f = fail(client_errc::decode_error, o_.name + ": cannot queue the streamed list: " + e.what());
             co_return out;
           }
-          last_rv_ = rv;
+          synced(std::move(rv), count, start);
           unavailable_ = false;
           ++stats_.streaming_syncs;
           out.stream = std::move(o.stream);
@@ -568,6 +579,9 @@ private:
       }
       if ((propagate_from_start || besides_added) && !ev->resource_version.empty()) {
         last_rv_ = ev->resource_version;
+        if (o_.metrics) {
+          o_.metrics->on_resource_version(last_rv_);
+        }
       }
       ++out.events;
     }
@@ -597,9 +611,18 @@ private:
           co_return failure{o.ec, std::move(o.diag)};
         }
         w = std::move(o.stream);
+        if (o_.metrics) {
+          o_.metrics->on_watch();
+        }
       }
       auto h = co_await handle_watch(*w, propagate);
       w.reset();
+      if (o_.metrics) {
+        o_.metrics->on_watch_end(h.events, o_.clk->now() - start);
+        if (h.f.ec == boost::asio::error::timed_out) {
+          o_.metrics->on_watch_stall();  // watch_idle_timeout
+        }
+      }
       if (h.f.ec) {
         if (h.f.ec == api_errc::too_many_requests) {
           co_await retry_after(h.f.ec, h.f.diag);
@@ -616,6 +639,15 @@ private:
         co_return fail(client_errc::watch_stream_error,
                        o_.name + ": very short watch: it lasted less than a second and delivered no event");
       }
+    }
+  }
+
+  // A full list or streaming list ended at `rv` with `items` objects.
+  void synced(std::string rv, std::size_t items, clock::time_point start) {
+    last_rv_ = std::move(rv);
+    if (o_.metrics) {
+      o_.metrics->on_list(items, o_.clk->now() - start, stats_.syncs() > 0);
+      o_.metrics->on_resource_version(last_rv_);
     }
   }
 

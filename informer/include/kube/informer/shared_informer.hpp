@@ -160,9 +160,14 @@ struct informer_params {
   index_funcs<T> indexers = {};
   key_func<T> key = default_key_func<T>();
   /// Reflector tuning (clock, random, backoff, timeouts, page size,
-  /// streaming list). Its transform/on_watch_error/key/after_replace are
-  /// set from the fields above.
+  /// streaming list). Its transform/on_watch_error/key/after_replace/
+  /// metrics are set from the fields here.
   reflector_params<T> reflector = {};
+  /// The informer's metrics (kube/base/metrics.hpp): its reflector's lists,
+  /// watches and resourceVersion, the FIFO's depth, processing and handler
+  /// time, handler errors. informer_factory sets it from its client's
+  /// metrics provider. Null: none.
+  std::shared_ptr<kube::metrics::informer_metrics> metrics = nullptr;
 };
 
 /// client-go's SharedIndexInformer: a Reflector feeding a DeltaFIFO, a
@@ -216,7 +221,8 @@ public:
         clk_(reflector_.options().clk),
         sync_cv_(strand_, boost::asio::steady_timer::time_point::max()),
         check_period_(o_.default_resync),
-        delivery_(std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog)) {}
+        delivery_(std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog,
+                                             o_.metrics)) {}
 
   shared_index_informer(const shared_index_informer&) = delete;
   shared_index_informer& operator=(const shared_index_informer&) = delete;
@@ -312,23 +318,37 @@ private:
     kube::logger log;
     std::size_t backlog_warning;
     std::function<void(const handler_backlog&)> on_backlog;
+    std::shared_ptr<kube::metrics::informer_metrics> metrics;
     std::atomic<std::uint64_t> errors{0};
 
-    delivery(std::string n, kube::logger l, std::size_t w, std::function<void(const handler_backlog&)> b)
+    delivery(std::string n, kube::logger l, std::size_t w, std::function<void(const handler_backlog&)> b,
+             std::shared_ptr<kube::metrics::informer_metrics> m)
         : name(std::move(n)),
           log(std::move(l)),
           backlog_warning(w),
-          on_backlog(std::move(b)) {}
+          on_backlog(std::move(b)),
+          metrics(std::move(m)) {}
 
     // A handler that throws loses that one notification: the exception is
     // logged and counted, and the informer and the other handlers go on
     // (client-go lets the panic crash the process; docs/guides/informer.md).
     template <class F>
     void call(F&& f) {
+      if (metrics) {
+        const auto start = std::chrono::steady_clock::now();
+        const bool ok = try_call(std::forward<F>(f));
+        metrics->on_handler(std::chrono::steady_clock::now() - start, !ok);
+      } else {
+        try_call(std::forward<F>(f));
+      }
+    }
+
+    template <class F>
+    bool try_call(F&& f) {
       std::string what;
       try {
         std::forward<F>(f)();
-        return;
+        return true;
       } catch (const std::exception& e) {
         what = e.what();
       } catch (...) {
@@ -336,6 +356,7 @@ private:
       }
       errors.fetch_add(1, std::memory_order_relaxed);
       log.log(log_level::error, name + ": an event handler threw (the notification is dropped for it): " + what);
+      return false;
     }
   };
 
@@ -470,7 +491,13 @@ private:
     r.transform = o_.transform;
     r.on_watch_error = o_.on_watch_error;
     r.key = o_.key;
-    r.after_replace = [this] { check_synced(); };
+    r.after_replace = [this] {
+      if (o_.metrics) {
+        o_.metrics->on_queued(fifo_.size());
+      }
+      check_synced();
+    };
+    r.metrics = o_.metrics;
     if (!r.clk) {
       r.clk = default_clock();
     }
@@ -539,7 +566,14 @@ private:
         dl = std::move(popped);
       }
       in_turn += dl->deltas.size();
-      process(*dl);
+      if (o_.metrics) {
+        const auto start = std::chrono::steady_clock::now();
+        process(*dl);
+        o_.metrics->on_processed(std::chrono::steady_clock::now() - start);
+        o_.metrics->on_queued(fifo_.size());
+      } else {
+        process(*dl);
+      }
       check_synced();
     }
   }

@@ -2,11 +2,13 @@
 
 // Internal: what the transport needs, resolved from a client_config.
 
+#include <kube/base/metrics.hpp>
 #include <kube/logger.hpp>
 
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +65,7 @@ struct transport_params {
 
   logger log;
   std::function<void(std::string_view)> on_warning;  // server Warning headers
+  std::shared_ptr<kube::metrics::provider> metrics;  // client_params::metrics
 };
 
 }  // namespace kube::detail

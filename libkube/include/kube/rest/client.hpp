@@ -99,6 +99,10 @@ public:
   /// Connections opened so far (keep-alive reuse keeps this low). Thread safe.
   [[nodiscard]] std::size_t connections_opened() const noexcept;
 
+  /// client_params::metrics (null when none): informer_factory and the
+  /// controller take their hooks from it.
+  [[nodiscard]] const std::shared_ptr<metrics::provider>& metrics_provider() const noexcept;
+
 private:
   friend struct detail::client_access;
 

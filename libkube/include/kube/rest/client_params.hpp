@@ -1,10 +1,12 @@
 #pragma once
 
+#include <kube/base/metrics.hpp>
 #include <kube/logger.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 namespace kube {
@@ -48,6 +50,12 @@ struct client_params {
   /// protobuf. CRDs, the dynamic and the metadata clients always use JSON
   /// (docs/guides/protobuf.md).
   bool json_only = false;
+  /// Where metrics go (kube/base/metrics.hpp; e.g. a kube::prometheus::metrics).
+  /// The client reports its requests, retries, rate-limiter waits and exec
+  /// plugin calls; informers an informer_factory builds over this client,
+  /// and controllers built on that factory, take their hooks from the same
+  /// provider. Null: nothing is recorded (docs/guides/metrics.md).
+  std::shared_ptr<kube::metrics::provider> metrics = nullptr;
 };
 
 }  // namespace kube

@@ -1,6 +1,6 @@
 #pragma once
 
-// What a queue reports to its metrics_hooks: it keeps when each queued item
+// What a queue reports to its metrics hooks (metrics::workqueue_metrics): it keeps when each queued item
 // was added and when each held item was handed out, turns them into queue
 // latency and work duration, and reports unfinished work every period while
 // items are processed (client-go's updateUnfinishedWork loop).
@@ -12,7 +12,7 @@
 
 #include <kube/base/clock.hpp>
 #include <kube/workqueue/error.hpp>
-#include <kube/workqueue/metrics.hpp>
+#include <kube/base/metrics.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,8 +31,8 @@ public:
   using duration = clock::duration;
   using time_point = clock::time_point;
 
-  metrics_recorder(std::shared_ptr<metrics_hooks> hooks, const clock& time_source, duration unfinished_period,
-                   boost::asio::any_io_executor ex)
+  metrics_recorder(std::shared_ptr<kube::metrics::workqueue_metrics> hooks, const clock& time_source,
+                   duration unfinished_period, boost::asio::any_io_executor ex)
       : hooks_(std::move(hooks)),
         clock_(&time_source),
         period_(unfinished_period),
@@ -121,7 +121,7 @@ private:
     });
   }
 
-  std::shared_ptr<metrics_hooks> hooks_;
+  std::shared_ptr<kube::metrics::workqueue_metrics> hooks_;
   const clock* clock_;
   duration period_;
   boost::asio::any_io_executor ex_;
