@@ -10,6 +10,7 @@ packages=(
   libboost-system1.81-dev libboost-program-options1.81-dev
   libssl-dev libyaml-cpp-dev zlib1g-dev catch2 openssl ca-certificates curl
   libprotozero-dev   # protobuf wire format (header-only): the generated protobuf codecs
+  prometheus-cpp-dev   # kube::prometheus: metric families and the text format (its core library only)
   python3
   clang clang-format clang-tidy libclang-rt-14-dev   # second compiler with its ThreadSanitizer runtime, formatting check, clang-tidy (scripts/test.sh)
   doxygen   # API reference (docs/, ctest docs.doxygen); no graphviz: no diagrams
