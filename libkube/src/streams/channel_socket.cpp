@@ -250,7 +250,9 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
   const std::string host(m[http::field::host]);
   const std::string target(m.target());
   auto [hec] = co_await w.async_handshake(res, host, target, use_tuple);
-  meter.attempt(static_cast<int>(res.result_int()), 0);  // 0: no answer came
+  // The answer to the upgrade: 101, or the refusal; 0 when none came (a
+  // response_type starts as 200 OK, so it cannot tell by itself).
+  meter.attempt(!hec || hec == websocket::error::upgrade_declined ? static_cast<int>(res.result_int()) : 0, 0);
   if (hec) {
     st->close();
     if (hec == websocket::error::upgrade_declined && res.result_int() >= 300) {
