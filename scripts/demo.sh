@@ -48,8 +48,10 @@ echo "== sample-controller: informers + workqueue + reconcile, Foo (a CRD) -> a 
 kubectl apply -f "$root/samples/sample-controller/crd.yaml" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
 # (its per-key "worker N: ... -> done" lines left out; the reconciles stay)
-"$build/samples/sample-controller/sample-controller" -n demo \
-  > >(sed -u -e '/ worker [0-9]*: .* -> done /d' -e 's/^/   [controller] /') 2>&1 &
+# Its /metrics on a free port (the port is in its first lines).
+ctrl_log=$(mktemp)
+"$build/samples/sample-controller/sample-controller" -n demo --metrics-bind-address 127.0.0.1:0 \
+  > >(tee "$ctrl_log" | sed -u -e '/ worker [0-9]*: .* -> done /d' -e 's/^/   [controller] /') 2>&1 &
 controller=$!
 step() { echo "-- $*"; sleep 2; }
 kubectl -n demo apply -f - >/dev/null <<'YAML'
@@ -94,6 +96,11 @@ kubectl -n demo get events --field-selector involvedObject.kind=Foo -o custom-co
 kubectl -n demo delete foo example-foo --wait=true --timeout=30s >/dev/null
 step "deleted Foo example-foo: its finalizer removed the Deployment"
 kubectl -n demo get deployments 2>&1 | sed 's/^/   /'
+metrics_url=$(sed -n 's|.*serving metrics on \(http://[^ ]*\)$|\1|p' "$ctrl_log" | head -1)
+echo "== the controller's Prometheus metrics ($metrics_url): its writes, its reconciles, its queue"
+curl -fsS "$metrics_url" | grep -E '^(rest_client_requests_total\{code="20[01]",[^}]*method="(POST|PUT|PATCH)"|controller_runtime_reconcile_total|workqueue_adds_total|reflector_lists_total)' |
+  sed 's/^/   /'
+rm -f "$ctrl_log"
 kill -TERM $controller
 wait $controller && echo "-- the controller stopped cleanly (SIGTERM)"
 echo "== done; stopping the cluster"

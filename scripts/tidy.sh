@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (.clang-tidy) over the compiled sources of kube::base, libkube,
-# informer and workqueue, and over the headers they include from those folders.
+# informer, workqueue and prometheus, and over the headers they include from
+# those folders.
 # Usage: scripts/tidy.sh BUILD_DIR   (a configured clang build tree with
 # compile_commands.json; scripts/test.sh passes its clang + ThreadSanitizer
 # build. A g++ sanitizer build's commands make headers include g++'s own
@@ -11,7 +12,8 @@ build=${1:?usage: scripts/tidy.sh BUILD_DIR}
 tidy=${CLANG_TIDY:-clang-tidy}
 jobs=${KUBE_JOBS:-$(nproc)}
 cd "$root"
-mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' |
+mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' \
+  'prometheus/src/*.cpp' |
   grep -v -e '_impl\.cpp$')
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

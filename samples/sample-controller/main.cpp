@@ -12,9 +12,13 @@
 //   - records a Normal "Synced" event on the Foo after each successful sync,
 //   - keeps a finalizer on the Foo and, when the Foo is deleted, deletes
 //     the Deployment (cleanup) before letting the Foo go.
-// Every reconcile is logged on stdout.
+// Every reconcile is logged on stdout. Prometheus metrics (client requests,
+// informers, reconciles, the workqueue; docs/guides/metrics.md) are served
+// at http://ADDRESS:PORT/metrics (--metrics-bind-address, default
+// 127.0.0.1:8080; port 0 picks a free one, "0" turns the server off).
 //
 // usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]
+//                          [--metrics-bind-address ADDRESS:PORT]
 #include <kube/typed/api.hpp>
 #include <kube/api/apps/v1/deployment.hpp>
 #include <kube/rest/client.hpp>
@@ -24,6 +28,8 @@
 #include <kube/tools/event_recorder.hpp>
 #include <kube/exception.hpp>
 #include <kube/informer/informer_factory.hpp>
+#include <kube/prometheus/metrics.hpp>
+#include <kube/prometheus/metrics_server.hpp>
 
 #include <samplecontroller/foo.hpp>  // generated from crd.yaml
 
@@ -37,6 +43,8 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace asio = boost::asio;
@@ -50,10 +58,34 @@ namespace {
 constexpr std::string_view finalizer_name = "samplecontroller.k8s.io/cleanup";
 constexpr std::string_view field_manager = "sample-controller";
 
+constexpr std::string_view usage =
+    "usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]\n"
+    "                         [--metrics-bind-address ADDRESS:PORT]\n";
+
 struct options {
   std::string namespace_name = "default", kubeconfig, context;
   unsigned workers = 2;
+  std::string metrics_address = "127.0.0.1:8080";  // "0": no metrics server
 };
+
+// "ADDRESS:PORT" (an IPv6 address in brackets) for the metrics server.
+kube::prometheus::metrics_server_params metrics_endpoint(const std::string& s) {
+  const auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon + 1 == s.size()) {
+    throw std::invalid_argument("--metrics-bind-address wants ADDRESS:PORT, got \"" + s + "\"");
+  }
+  kube::prometheus::metrics_server_params p;
+  p.address = s.substr(0, colon);
+  if (p.address.size() >= 2 && p.address.front() == '[' && p.address.back() == ']') {
+    p.address = p.address.substr(1, p.address.size() - 2);
+  }
+  const auto digits = s.substr(colon + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos || std::stoi(digits) > 65535) {
+    throw std::invalid_argument("--metrics-bind-address: \"" + digits + "\" is not a port (0..65535)");
+  }
+  p.port = static_cast<unsigned short>(std::stoi(digits));
+  return p;
+}
 
 options parse(int argc, char** argv) {
   options o;
@@ -74,6 +106,9 @@ options parse(int argc, char** argv) {
       const int n = std::stoi(v);
       if (n < 1 || n > 64) throw std::invalid_argument("--workers must be 1..64, got " + v);
       o.workers = static_cast<unsigned>(n);
+    } else if (a == "--metrics-bind-address") {
+      o.metrics_address = value();
+      if (o.metrics_address != "0") (void)metrics_endpoint(o.metrics_address);  // refused here, with the usage
     } else
       throw std::invalid_argument("unknown argument " + std::string(a));
   }
@@ -232,8 +267,7 @@ int main(int argc, char** argv) {
   try {
     o = parse(argc, argv);
   } catch (const std::exception& e) {
-    std::cerr << "sample-controller: " << e.what()
-              << "\nusage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]\n";
+    std::cerr << "sample-controller: " << e.what() << "\n" << usage;
     return 2;
   }
   try {
@@ -242,7 +276,18 @@ int main(int argc, char** argv) {
     lp.overrides.context = o.context;
     const auto config = kube::client_config::load_default(lp);
     asio::io_context io;
-    kube::client c(io.get_executor(), config);
+    // [metrics]
+    // One provider for everything: the client reports its requests, and the
+    // factory's informers and the controller take their hooks from it.
+    auto metrics = std::make_shared<kube::prometheus::metrics>();
+    kube::client_params cp;
+    cp.metrics = metrics;
+    kube::client c(io.get_executor(), config, cp);
+    std::optional<kube::prometheus::metrics_server> metrics_server;
+    if (o.metrics_address != "0") {
+      metrics_server.emplace(io.get_executor(), metrics, metrics_endpoint(o.metrics_address));
+    }
+    // [metrics-end]
 
     kube::event_recorder_params ro;
     ro.component = "sample-controller";
@@ -270,7 +315,12 @@ int main(int argc, char** argv) {
     // [setup-end]
 
     // [run]
-    asio::cancellation_signal stop_ctrl, stop_informers, stop_recorder;
+    asio::cancellation_signal stop_ctrl, stop_informers, stop_recorder, stop_metrics;
+    if (metrics_server) {
+      metrics_server->async_run(asio::bind_cancellation_slot(stop_metrics.slot(), [](kube::error_code) {}));
+      say("serving metrics on http://" + o.metrics_address.substr(0, o.metrics_address.rfind(':')) + ":" +
+          std::to_string(metrics_server->port()) + "/metrics");
+    }
     factory.async_run(asio::bind_cancellation_slot(stop_informers.slot(), [](kube::error_code) {}));
     recorder.async_run(asio::bind_cancellation_slot(stop_recorder.slot(), [](kube::error_code) {}));
     factory.async_wait_for_sync([&](kube::error_code ec) {
@@ -290,6 +340,7 @@ int main(int argc, char** argv) {
                      signals.cancel();
                      stop_informers.emit(asio::cancellation_type::terminal);
                      stop_recorder.emit(asio::cancellation_type::terminal);
+                     stop_metrics.emit(asio::cancellation_type::terminal);
                    }));
     io.run();
     // [run-end]

@@ -12,7 +12,12 @@
 #   7. a Deployment of that name the Foo does not own -> Warning ErrResourceExists, left alone
 #   8. delete Foo -> the finalizer deletes the Deployment, then the Foo is gone;
 #      a Deployment the Foo did not own survives its Foo's deletion
-#   9. SIGTERM -> clean exit
+#   9. /metrics (scraped with curl) agrees with what happened: 2 Deployment
+#      creates = rest_client_requests_total{code="201",method="POST",
+#      resource="deployments.apps"}; reconciles by result = the log's
+#      reconcile lines; queue adds = reconciles once idle; informer and
+#      reflector series for foos and deployments
+#  10. SIGTERM -> clean exit
 . "$(dirname "$0")/../../test/integration/lib.sh"
 prog=${1:?usage: test.sh PATH_TO_sample-controller PATH_TO_crd.yaml}
 crd=${2:?usage: test.sh PATH_TO_sample-controller PATH_TO_crd.yaml}
@@ -52,9 +57,11 @@ grep_log() { grep -q -- "$1" "$log"; }
 k apply -f "$crd" >/dev/null
 k wait --for condition=established --timeout=60s crd/foos.samplecontroller.k8s.io >/dev/null
 k create namespace "$ns" >/dev/null
-"$prog" -n "$ns" --workers 2 >"$log" 2>&1 &
+"$prog" -n "$ns" --workers 2 --metrics-bind-address 127.0.0.1:0 >"$log" 2>&1 &
 pid=$!
 wait_for "controller reports synced caches" 30 grep_log "caches synced"
+metrics_url=$(sed -n 's|.*serving metrics on \(http://[^ ]*\)$|\1|p' "$log" | head -1)
+[[ -n "$metrics_url" ]] && pass "metrics served at $metrics_url" || fail "no 'serving metrics on' line in the log"
 
 # 1. Foo -> Deployment with the replicas, owned by the Foo.
 k -n "$ns" apply -f - >/dev/null <<YAML
@@ -122,7 +129,57 @@ k -n "$ns" delete foo greedy-foo --wait=false >/dev/null
 wait_for "Foo greedy-foo is gone" 30 gone foo/greedy-foo
 exists deployment/taken && pass "the Deployment greedy-foo did not own survives" || fail "Deployment taken was deleted"
 
-# 9. Clean exit on SIGTERM.
+# 9. Metrics, scraped as Prometheus would, against what happened above.
+scraped=$(mktemp)
+scrape() { curl -fsS --max-time 10 "$metrics_url" >"$scraped"; }
+# value REGEX: the sample's value of the one series whose name{labels} matches REGEX.
+value() { grep -E "^$1 " "$scraped" | awk '{print $2}'; }
+sum_of() { grep -E "^$1 " "$scraped" | awk '{s += $2} END {print s + 0}'; }
+scrape && pass "GET /metrics answers" || fail "GET $metrics_url failed"
+ctype=$(curl -fsS -o /dev/null -w '%{content_type}' "$metrics_url")
+[[ "$ctype" == "text/plain; version=0.0.4; charset=utf-8" ]] && pass "Prometheus text format 0.0.4" ||
+  fail "content type [$ctype]"
+code=$(curl -s -o /dev/null -w '%{http_code}' "${metrics_url%/metrics}/nothing-here")
+[[ "$code" == 404 ]] && pass "other paths: 404" || fail "GET /nothing-here: HTTP $code"
+creates=$(grep -c "created Deployment" "$log")
+got=$(value 'rest_client_requests_total\{code="201",host="[^"]*",method="POST",resource="deployments\.apps"\}')
+[[ "$creates" == 2 && "$got" == 2 ]] && pass "2 Deployment creates: rest_client_requests_total{code=201,method=POST,resource=deployments.apps} = 2" ||
+  fail "Deployment creates: log $creates, metric [$got], want 2 and 2"
+got=$(value 'rest_client_request_duration_seconds_count\{host="[^"]*",verb="POST"\}')
+(( ${got:-0} >= 2 )) && pass "rest_client_request_duration_seconds counts the POSTs ($got)" ||
+  fail "rest_client_request_duration_seconds_count{verb=POST}: [$got]"
+got=$(value 'controller_runtime_max_concurrent_reconciles\{controller="sample-controller"\}')
+[[ "$got" == 2 ]] && pass "controller_runtime_max_concurrent_reconciles = 2 (--workers 2)" ||
+  fail "controller_runtime_max_concurrent_reconciles: [$got]"
+# Once the controller is idle, every reconcile logged is counted by result,
+# and every queue add has been handed to a reconcile (depth 0).
+counts_agree() {
+  scrape || return 1
+  local logged errors total err adds depth
+  logged=$(grep -c '^\[sample-controller\] worker [0-9]*: ' "$log")
+  errors=$(grep -c '^\[sample-controller\] worker [0-9]*: .* -> error' "$log")
+  total=$(sum_of 'controller_runtime_reconcile_total\{controller="sample-controller",result="[a-z_]*"\}')
+  err=$(value 'controller_runtime_reconcile_total\{controller="sample-controller",result="error"\}')
+  adds=$(value 'workqueue_adds_total\{name="sample-controller"\}')
+  depth=$(value 'workqueue_depth\{name="sample-controller"\}')
+  detail="log $logged reconciles ($errors errors); metrics: reconcile_total $total (error $err), workqueue adds $adds, depth $depth"
+  [[ "$total" == "$logged" && "$err" == "$errors" && "$adds" == "$logged" && "$depth" == 0 && "$errors" -ge 1 ]]
+}
+detail=
+if wait_for "reconciles by result and queue adds match the log once idle" 30 counts_agree; then echo "  ($detail)"; else echo "  ($detail)"; fi
+for r in foos deployments; do
+  got=$(value "reflector_lists_total\\{name=\"$r\"\\}")
+  (( ${got:-0} >= 1 )) && pass "reflector_lists_total{name=$r} = $got" || fail "reflector_lists_total{name=$r}: [$got]"
+  grep -qE "^informer_queued_items\\{group=\"[a-z0-9.-]*\",name=\"$r\",resource=\"$r\",version=\"v[0-9a-z]*\"\\} 0\$" "$scraped" &&
+    pass "informer_queued_items{resource=$r} = 0" ||
+    fail "no informer_queued_items{resource=$r} 0 in: $(grep '^informer_queued_items' "$scraped" | tr '\n' ' ')"
+  got=$(value "reflector_last_resource_version\\{name=\"$r\"\\}")
+  [[ "$got" =~ ^[0-9.e+]+$ ]] && pass "reflector_last_resource_version{name=$r} = $got" ||
+    fail "reflector_last_resource_version{name=$r}: [$got]"
+done
+rm -f "$scraped"
+
+# 10. Clean exit on SIGTERM.
 kill -TERM "$pid"
 if wait "$pid"; then pass "SIGTERM: exit 0"; else fail "exit status $? after SIGTERM"; fi
 pid=

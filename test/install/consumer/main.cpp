@@ -1,5 +1,7 @@
 // Builds against the installed kube package: links the client (and with it the
-// separately compiled Asio/Beast) and runs an io_context.
+// separately compiled Asio/Beast) and runs an io_context; links the
+// Prometheus provider (and with it prometheus-cpp) and renders a series.
+#include <kube/prometheus/metrics.hpp>
 #include <kube/version.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -8,6 +10,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdio>
+#include <memory>
+#include <string>
 
 int main() {
   boost::asio::io_context io;
@@ -22,5 +26,8 @@ int main() {
   io.run();
   std::printf("kube %.*s for Kubernetes %.*s\n", int(kube::sdk_version().size()), kube::sdk_version().data(),
               int(kube::kubernetes_version().size()), kube::kubernetes_version().data());
-  return ran && !kube::sdk_version().empty() ? 0 : 1;
+  auto metrics = std::make_shared<kube::prometheus::metrics>();
+  metrics->workqueue("consumer")->on_add();
+  const bool rendered = metrics->render().find("workqueue_adds_total{name=\"consumer\"} 1") != std::string::npos;
+  return ran && rendered && !kube::sdk_version().empty() ? 0 : 1;
 }
