@@ -4,6 +4,7 @@
 // includes Beast.
 #include <kube/prometheus/metrics_server.hpp>
 
+#include <kube/base/listen.hpp>
 #include <kube/base/strand.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,12 +27,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -80,11 +76,6 @@ error_code error_of(const std::exception_ptr& e) {
   }
 }
 
-// A process the program starts must not inherit the port or a connection.
-void set_cloexec(int fd) {
-  if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
-}
-
 std::string host_port(const std::string& address, unsigned short port) {
   const bool v6 = address.find(':') != std::string::npos;
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
@@ -102,14 +93,7 @@ public:
     error_code ec;
     const auto address = asio::ip::make_address(p.address, ec);
     if (ec) throw boost::system::system_error(ec, "metrics_server: \"" + p.address + "\" is not an IP address");
-    const tcp::endpoint ep(address, p.port);
-    const int fd = ::socket(ep.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
-    if (fd < 0) ec = error_code(errno, boost::system::system_category());
-    if (!ec) acceptor_.assign(ep.protocol(), fd, ec);
-    if (ec && fd >= 0) ::close(fd);
-    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(ep, ec);
-    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    ec = kube::listen_cloexec(acceptor_, tcp::endpoint(address, p.port));
     if (!ec) port_ = acceptor_.local_endpoint(ec).port();
     if (ec) throw boost::system::system_error(ec, "metrics_server: cannot listen on " + host_port(p.address, p.port));
   }
@@ -171,7 +155,7 @@ private:
         co_await pause.async_wait(asio::use_awaitable);
         continue;
       }
-      set_cloexec(s.native_handle());
+      kube::set_cloexec(s);  // a process the program starts must not inherit a connection
       // In the list before its coroutine starts, so that the end of the run
       // closes it whatever that coroutine has done yet.
       auto it = conns_.emplace(conns_.end(), std::move(s));

@@ -6,6 +6,7 @@
 #include "streams/channel_socket.hpp"
 #include "tools/complete_now.hpp"
 
+#include <kube/base/listen.hpp>
 #include <kube/streams/port_forward.hpp>
 #include <kube/typed/api.hpp>
 
@@ -14,10 +15,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -93,14 +90,7 @@ public:
     error_code ec;
     const auto address = asio::ip::make_address(p.address, ec);
     if (ec) throw kube::error(ec, "port-forward: \"" + p.address + "\" is not an IP address");
-    const tcp::endpoint ep(address, p.local_port);
-    const int fd = ::socket(ep.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
-    if (fd < 0) ec = error_code(errno, boost::system::system_category());
-    if (!ec) acceptor_.assign(ep.protocol(), fd, ec);
-    if (ec && fd >= 0) ::close(fd);
-    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(ep, ec);
-    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    ec = kube::listen_cloexec(acceptor_, tcp::endpoint(address, p.local_port));
     if (!ec) local_port_ = acceptor_.local_endpoint(ec).port();
     if (ec) throw kube::error(ec, "port-forward: cannot listen on " + where);  // what() adds the reason
   }
@@ -141,13 +131,6 @@ private:
   std::atomic<std::uint64_t> accepted_{0}, failed_{0}, open_{0};
   std::list<forwarded> conns_;  // on the strand
 
-  // Close-on-exec, as the client's own connections (transport/connect.cpp):
-  // a process the program starts must not hold the port or a connection.
-  static void cloexec(tcp::socket& s) {
-    const int fd = s.native_handle();
-    if (fd >= 0) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
-  }
-
   void warn(const std::string& line) const {
     const auto& lg = impl_->settings.log;
     if (lg.enabled(log_level::warning)) lg.log(log_level::warning, line);
@@ -164,7 +147,7 @@ private:
         continue;
       }
       ++accepted_;
-      cloexec(s);
+      kube::set_cloexec(s);  // as the client's own connections: a process we start holds none
       auto self = shared_from_this();
       asio::co_spawn(
           impl_->strand, [self, local = std::make_shared<tcp::socket>(std::move(s))] { return self->forward(local); },
