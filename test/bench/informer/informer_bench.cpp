@@ -7,7 +7,7 @@
 // of them.
 //
 //   kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] [--json] [--list]
-//                       [--relist]
+//                       [--relist] [--metrics]
 //
 // By default the client asks for protobuf, as every kube::client does for
 // built-in types (and as client-go's clientset does); --json sets
@@ -15,6 +15,22 @@
 // kube-json). By default the informer syncs by a streaming list (WatchList);
 // --list turns that off (informer_factory_params::streaming_list), so it
 // syncs by a list as client-go v0.34 does (impl kube-list).
+//
+// --metrics turns metrics on as a program does: client_params::metrics is a
+// kube::prometheus::metrics, so the client reports its requests and the
+// informer the factory builds over it takes its hooks from the same
+// provider (informer_factory::for_type fills informer_params::metrics).
+// The impl then gets a "-metrics" suffix (kube-metrics, ...; run.sh -M
+// compares kube with kube-metrics). Once the process has its figures it
+// renders the registry once and prints what the hooks recorded, summed
+// over their series:
+//   METRICS handler_calls=<informer_handler_duration_seconds_count> processed=<informer_processing_latency_..._count>
+//           lists=<reflector_lists_total> watches=<reflector_watches_total> requests=<rest_client_requests_total>
+//           bytes=<rendered text>
+// The bench's handler has an update function only (no add, no delete), so
+// handler_calls counts the update events it was given (--updates, plus any
+// other update seen), and processed every delta the informer popped: the N
+// objects of the first list and every event after it.
 //
 // --relist: after the updates, the process waits for a relist forced from
 // outside. It lets the cache settle for a second, records the steady RSS
@@ -30,6 +46,7 @@
 //   RESULT impl=kube|kube-json objects=N sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=..
 //          rss_before_kb=.. rss_synced_kb=.. list_type=protobuf|json|none list_bytes=.. watch_type=protobuf|json
 //          sync=streaming|list
+//   with --metrics: METRICS ... (above)
 //   and with --relist: RELIST steady_rss_kb=.. peak_rss_kb=.. after_rss_kb=.. steady_heap_kb=.. peak_heap_kb=..
 //          reused=.. relist_sync=streaming|list
 
@@ -37,6 +54,7 @@
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
+#include <kube/prometheus/metrics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -47,6 +65,7 @@
 #include <malloc.h>
 
 #include "../tools/bench_config.hpp"
+#include "../tools/metrics_text.hpp"
 #include "../tools/process_stats.hpp"
 
 #include <algorithm>
@@ -54,6 +73,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -124,6 +144,7 @@ int main(int argc, char** argv) {
   bool json = false;
   bool list = false;
   bool relist = false;
+  bool with_metrics = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -147,9 +168,11 @@ int main(int argc, char** argv) {
       list = true;
     } else if (a == "--relist") {
       relist = true;
+    } else if (a == "--metrics") {
+      with_metrics = true;
     } else {
       std::cerr << "usage: kube-bench-informer --kubeconfig F --namespace NS --updates M [--strip-managed-fields] "
-                   "[--json] [--list] [--relist]\n";
+                   "[--json] [--list] [--relist] [--metrics]\n";
       return 2;
     }
   }
@@ -160,6 +183,11 @@ int main(int argc, char** argv) {
   wire_seen wire;
   kube::client_params params;
   params.json_only = json;
+  std::shared_ptr<kube::prometheus::metrics> metrics;
+  if (with_metrics) {
+    metrics = std::make_shared<kube::prometheus::metrics>();
+    params.metrics = metrics;  // the client's hooks, and the factory's informers' (for_type below)
+  }
   params.log.level = kube::log_level::trace;  // one line per request, none per watch event
   params.log.sink = [&wire](kube::log_level l, std::string_view line) {
     if (l >= kube::log_level::warning) {
@@ -263,14 +291,22 @@ int main(int argc, char** argv) {
   ioc.run();
   const double updates_s = std::chrono::duration<double>(updates_end - updates_start).count();
   const bool streamed = pods->get_reflector().stats().streaming_syncs > 0;
+  const std::string impl = std::string(json ? "kube-json" : list ? "kube-list" : "kube") + (metrics ? "-metrics" : "");
   std::printf("RESULT impl=%s objects=%zu sync_s=%.3f updates_s=%.3f cpu_s=%.3f cpu_synced_s=%.3f sys_s=%.3f "
               "maxrss_kb=%ld rss_before_kb=%ld rss_synced_kb=%ld list_type=%s list_bytes=%s watch_type=%s sync=%s\n",
-              json   ? "kube-json"
-              : list ? "kube-list"
-                     : "kube",
-              objects, sync_s, updates_s, u.cpu, cpu_synced, u.system, u.max_rss_kb, rss_before, rss_synced,
-              wire.list_type.c_str(), wire.list_bytes.c_str(), wire.watch_type.c_str(),
+              impl.c_str(), objects, sync_s, updates_s, u.cpu, cpu_synced, u.system, u.max_rss_kb, rss_before,
+              rss_synced, wire.list_type.c_str(), wire.list_bytes.c_str(), wire.watch_type.c_str(),
               streamed ? "streaming" : "list");
   if (!relist_line.empty()) std::printf("%s\n", relist_line.c_str());
+  if (metrics) {
+    // After the figures above: rendering is not part of what is measured.
+    const std::string text = metrics->render();
+    using kube_bench::metric_sum;
+    std::printf("METRICS handler_calls=%.0f processed=%.0f lists=%.0f watches=%.0f requests=%.0f bytes=%zu\n",
+                metric_sum(text, "informer_handler_duration_seconds_count"),
+                metric_sum(text, "informer_processing_latency_seconds_count"),
+                metric_sum(text, "reflector_lists_total"), metric_sum(text, "reflector_watches_total"),
+                metric_sum(text, "rest_client_requests_total"), text.size());
+  }
   return 0;
 }

@@ -3,7 +3,7 @@
 # against a real kube-apiserver + etcd started here (test/cluster).
 #
 #   test/bench/informer/run.sh [-w "pending status"] [-n "10000 50000"] [-u 10000] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F]
-#                              [-R] [-i "kube kube-list kube-json client-go client-go-json"]
+#                              [-R] [-i "kube kube-list kube-json client-go client-go-json"] [-M]
 #
 # For every workload W and every N: creates N pods in a fresh namespace with
 # podload (Go, client-go; test/bench/go/cmd/podload says what they look
@@ -60,6 +60,22 @@
 # and then the protobuf watch, nothing decoded). They print a second table:
 # CPU to synced and per update event, and their ratios to client-go's
 # informer.
+#
+# -M: the cost of metrics instead of the comparison with client-go. Runs
+# ours only, with metrics off (impl kube) and on (kube-metrics:
+# kube-bench-informer --metrics, client_params::metrics = a
+# kube::prometheus::metrics, so the client's and the informer's hooks are
+# live), the same pods and updates, RUNS times each, alternating one
+# process per run (which goes first swaps from run to run). Prints the
+# medians of both, the ratio on / off (> 1: metrics cost that much) and the
+# range of the per-run ratios, for time to synced, CPU (in all, to synced,
+# per update event), peak RSS and RSS/object; and what the hooks recorded
+# (each metrics-on process's METRICS line: handler calls, processed deltas,
+# lists, watches, requests). The raw lines stay in
+# BUILD_DIR/informer-metrics-results.txt.
+#
+# KUBE_BUILD_LOCK=FILE: the build runs under `flock FILE` (a machine
+# shared with other builds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 build="$root/build/bench-release"
@@ -71,7 +87,8 @@ strip=""
 impls="kube client-go"
 floors=""
 relist=""
-while getopts "w:n:u:r:B:sJFRi:" opt; do
+metrics=""
+while getopts "w:n:u:r:B:sJFRi:M" opt; do
   case $opt in
     w) workloads=$OPTARG ;;
     n) sizes=$OPTARG ;;
@@ -83,12 +100,17 @@ while getopts "w:n:u:r:B:sJFRi:" opt; do
     i) impls=$OPTARG ;;
     F) floors="floor-tls floor-tls-blocking floor-watch client-go-floor" ;;
     R) relist="--relist" ;;
-    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F] [-R] [-i \"IMPL ...\"]" >&2; exit 2 ;;
+    M) metrics=1 ;;
+    *) echo "usage: $0 [-w \"pending status\"] [-n \"N ...\"] [-u UPDATES] [-r RUNS] [-B BUILD_DIR] [-s] [-J] [-F] [-R] [-i \"IMPL ...\"] [-M]" >&2; exit 2 ;;
   esac
 done
+if [[ -n $metrics ]]; then
+  impls="kube kube-metrics"
+  floors=""
+fi
 for i in $impls; do
-  [[ $i == kube || $i == kube-list || $i == kube-json || $i == client-go || $i == client-go-json ]] ||
-    { echo "$0: unknown implementation $i (kube, kube-list, kube-json, client-go, client-go-json)" >&2; exit 2; }
+  [[ $i == kube || $i == kube-list || $i == kube-json || $i == client-go || $i == client-go-json || $i == kube-metrics ]] ||
+    { echo "$0: unknown implementation $i (kube, kube-list, kube-json, client-go, client-go-json, kube-metrics)" >&2; exit 2; }
 done
 for w in $workloads; do
   [[ $w == pending || $w == status ]] || { echo "$0: unknown workload $w (pending, status)" >&2; exit 2; }
@@ -99,6 +121,7 @@ source "$root/test/bench/tools/cluster_bench.sh"
 bench_build "$build" "kube-bench-informer kube-bench-watch-floor" "./cmd/informer ./cmd/podload ./cmd/watchfloor"
 bench_cluster_up "$build"
 results="$build/informer-results.txt"  # the raw RESULT lines of this run, kept
+[[ -n $metrics ]] && results="$build/informer-metrics-results.txt"
 : >"$results"
 podload() { "$build/go-bench/podload" -kubeconfig "$kc" "$@"; }
 
@@ -118,11 +141,12 @@ run_one() {
   local impl=$1 ns=$2 out
   out=$(mktemp)
   local kube=""
-  if [[ $impl == kube || $impl == kube-list || $impl == kube-json ]]; then
+  if [[ $impl == kube || $impl == kube-list || $impl == kube-json || $impl == kube-metrics ]]; then
     kube=1
     local mode=""
     [[ $impl == kube-json ]] && mode=--json
     [[ $impl == kube-list ]] && mode=--list
+    [[ $impl == kube-metrics ]] && mode=--metrics
     "$build/test/bench/informer/kube-bench-informer" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" $strip $mode $relist >"$out" &
   elif [[ $impl == floor-* ]]; then
     "$build/test/bench/informer/kube-bench-watch-floor" --kubeconfig "$kc" --namespace "$ns" --updates "$updates" --mode "${impl#floor-}" >"$out" &
@@ -154,6 +178,9 @@ run_one() {
   wait $pid
   grep '^RESULT' "$out" | sed "s/^RESULT /RESULT workload=$4 n=$3 /" >>"$results"
   { grep '^RELIST' "$out" || true; } | sed "s/^RELIST /RELIST workload=$4 n=$3 impl=$impl /" >>"$results"
+  if [[ -n $metrics ]]; then
+    { grep '^METRICS' "$out" || true; } | sed "s/^METRICS /METRICS workload=$4 n=$3 impl=$impl /" | tee -a "$results" >&2
+  fi
   rm -f "$out"
 }
 
@@ -164,11 +191,58 @@ for w in $workloads; do
     podload -namespace "$ns" -workers 48 -workload "$w" create "$n" >&2
     for ((i = 1; i <= runs; i++)); do
       echo "== $w N=$n run $i/$runs" >&2
-      for impl in $impls $floors; do run_one "$impl" "$ns" "$n" "$w"; done
+      order="$impls $floors"
+      # -M: odd runs metrics off first, even runs on first.
+      [[ -n $metrics ]] && ((i % 2 == 0)) && order="kube-metrics kube"
+      for impl in $order; do run_one "$impl" "$ns" "$n" "$w"; done
     done
     kubectl --kubeconfig "$kc" delete namespace "$ns" --wait=false >/dev/null
   done
 done
+
+if [[ -n $metrics ]]; then
+  python3 - "$results" "$runs" "$updates" "${strip:-none}" <<'PY'
+import statistics, sys
+rows, seen = {}, {}
+for line in open(sys.argv[1]):
+    f = dict(kv.split("=", 1) for kv in line.split()[1:])
+    into = seen if line.startswith("METRICS") else rows
+    if line.startswith("RELIST"):
+        continue
+    into.setdefault((f["workload"], int(f["n"])), {}).setdefault(f["impl"], []).append(f)
+updates = int(sys.argv[3])
+def values(r, n):
+    cpu_upd = float(r["cpu_s"]) - float(r["cpu_synced_s"])
+    return [float(r["sync_s"]), float(r["cpu_s"]), float(r["cpu_synced_s"]), cpu_upd, cpu_upd / updates * 1e6,
+            float(r["sys_s"]), float(r["maxrss_kb"]) / 1024,
+            (float(r["rss_synced_kb"]) - float(r["rss_before_kb"])) * 1024 / n, float(r["updates_s"])]
+labels = ["time to synced (s)", "CPU seconds", "  CPU to synced", "  CPU in updates", "  us per update event",
+          "  of which system", "peak RSS (MiB)", "RSS/object (bytes)", "updates phase (s)"]
+print(f"informer, metrics off / on, kube only: medians of {sys.argv[2]} runs each, {updates} updates after sync, "
+      f"transform: {sys.argv[4]}")
+print("ratio = on / off of the medians (> 1: metrics cost that much; within 5%: <= 1.05); "
+      "range = lowest and highest ratio of run i to run i")
+print(f"{'workload':<8} {'N':>7} {'metric':<22} {'off':>10} {'on':>10} {'ratio':>7} {'range':>11}")
+for (w, n), by in rows.items():
+    off, on = by.get("kube", []), by.get("kube-metrics", [])
+    if not off or not on:
+        print(f"{w:<8} {n:>7} missing results"); continue
+    a = [values(r, n) for r in off]
+    b = [values(r, n) for r in on]
+    for k, label in enumerate(labels):
+        ma, mb = statistics.median(x[k] for x in a), statistics.median(x[k] for x in b)
+        per_run = [y[k] / x[k] for x, y in zip(a, b) if x[k]]
+        rng = f"{min(per_run):.2f}-{max(per_run):.2f}" if per_run else "-"
+        print(f"{w:<8} {n:>7} {label:<22} {ma:>10.3f} {mb:>10.3f} {mb / ma if ma else float('nan'):>7.3f} {rng:>11}")
+    rec = seen.get((w, n), {}).get("kube-metrics", [])
+    if rec:
+        med = lambda c: statistics.median(float(r[c]) for r in rec)
+        print(f"{w:<8} {n:>7} recorded with metrics on (medians): handler calls {med('handler_calls'):.0f}, "
+              f"processed {med('processed'):.0f}, lists {med('lists'):.0f}, watches {med('watches'):.0f}, "
+              f"requests {med('requests'):.0f}")
+PY
+  exit 0
+fi
 
 python3 - "$results" "$runs" "$updates" "${strip:-none}" <<'PY'
 import statistics, sys

@@ -15,8 +15,9 @@ bench_build() {
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
   echo "== building (Release, no sanitizers) in $build" >&2
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKUBE_SANITIZE= -DKUBE_BUILD_SAMPLES=OFF >/dev/null
+  # KUBE_BUILD_LOCK=FILE: build under `flock FILE` (a machine shared with other builds).
   # shellcheck disable=SC2086 # lists of words on purpose
-  cmake --build "$build" --target $targets >&2
+  ${KUBE_BUILD_LOCK:+flock "$KUBE_BUILD_LOCK"} cmake --build "$build" --target $targets >&2
   # shellcheck disable=SC2086
   (cd "$root/test/bench/go" && GOTOOLCHAIN=local go build -o "$build/go-bench/" $go_pkgs)
   "$root/test/cluster/build.sh" "$build/bench-cluster" >&2

@@ -1,11 +1,20 @@
 // Workqueue benchmark: the same workloads as test/bench/go/cmd/workqueue (client-go).
 //
-//   kube-bench-workqueue <workload> [n]
+//   kube-bench-workqueue <workload> [n] [--metrics]
 //
 // Prints one line:
 //   RESULT impl=kube workload=<w> n=<n> ns_per_op=<x> cpu_s=<y> maxrss_kb=<z>
 // ns_per_op is wall time of the measured section divided by n; cpu_s and
 // maxrss_kb cover the whole process (getrusage). Keys are built before timing.
+//
+// --metrics gives the queue hooks from a kube::prometheus::metrics provider
+// (queue_params::metrics = metrics->workqueue(<workload>)), as a program
+// with metrics on has them; the line then says impl=kube-metrics (run.sh
+// -M compares the two). After the timed section and the getrusage reading
+// it renders the registry once and prints one more line, what the hooks
+// recorded (sums over the queue's series):
+//   METRICS workload=<w> adds=<workqueue_adds_total> gets=<..._queue_duration_seconds_count>
+//           done=<..._work_duration_seconds_count> retries=<workqueue_retries_total> bytes=<rendered text>
 //
 // Each workload does the same work as its Go peer. Where client-go's producer
 // is a goroutine racing its workers, ours is a std::thread racing the
@@ -14,6 +23,7 @@
 // client-go's Get does (try_get, then async_get only when the queue is
 // empty) and count in a plain local variable; neither side takes a lock or
 // an atomic per item to count.
+#include <kube/prometheus/metrics.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -23,6 +33,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include "../tools/metrics_text.hpp"
 #include "../tools/process_stats.hpp"
 
 #include <algorithm>
@@ -30,6 +41,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -88,10 +100,10 @@ asio::awaitable<void> worker(Queue& q, std::size_t& processed) {
 
 // add/get/done of n distinct keys: a producer thread adds them all, then
 // shuts the queue down; `workers` workers take them until it is empty.
-double distinct(std::size_t n, int workers) {
+double distinct(std::size_t n, int workers, const wq::queue_params& params) {
   auto keys = make_keys(n);
   asio::io_context io(1);
-  wq::queue<std::string> q(io.get_executor());
+  wq::queue<std::string> q(io.get_executor(), params);
   std::vector<std::size_t> processed(workers, 0);
   for (int w = 0; w < workers; ++w) asio::co_spawn(io, worker(q, processed[w]), asio::detached);
   const auto start = steady::now();
@@ -111,7 +123,7 @@ double distinct(std::size_t n, int workers) {
 // n adds drawn from 1000 hot keys by a producer thread while 2 workers
 // process (so adds land on queued items and on items being processed), then
 // shutdown with drain. Times the adds and the processing.
-double dedup_hot(std::size_t n) {
+double dedup_hot(std::size_t n, const wq::queue_params& params) {
   auto hot = make_keys(1000);
   std::mt19937 rng(42);
   std::vector<std::uint32_t> pick(n);
@@ -120,7 +132,7 @@ double dedup_hot(std::size_t n) {
   for (auto p : pick) picked[p] = true;
   const auto keys_added = static_cast<std::size_t>(std::count(picked.begin(), picked.end(), true));
   asio::io_context io(1);
-  wq::queue<std::string> q(io.get_executor());
+  wq::queue<std::string> q(io.get_executor(), params);
   std::vector<std::size_t> processed(2, 0);
   for (std::size_t& p : processed) asio::co_spawn(io, worker(q, p), asio::detached);
   const auto start = steady::now();
@@ -138,13 +150,13 @@ double dedup_hot(std::size_t n) {
 
 // n add_after of distinct keys with random delays in [0, 10ms) from a
 // producer thread; 1 worker takes them all.
-double add_after_random(std::size_t n) {
+double add_after_random(std::size_t n, const wq::queue_params& params) {
   auto keys = make_keys(n);
   std::mt19937 rng(42);
   std::vector<std::chrono::nanoseconds> delays(n);
   for (auto& d : delays) d = std::chrono::nanoseconds(rng() % 10'000'000);
   asio::io_context io(1);
-  wq::delaying_queue<std::string> q(io.get_executor());
+  wq::delaying_queue<std::string> q(io.get_executor(), params);
   std::size_t processed = 0;
   steady::time_point end;
   asio::co_spawn(
@@ -175,10 +187,10 @@ double add_after_random(std::size_t n) {
 // n add_rate_limited calls over 10k keys with the default controller limiter,
 // on the executor (client-go: on the calling goroutine; no worker on either
 // side). Delays grow far beyond the run, so this measures the calls.
-double rate_limited(std::size_t n) {
+double rate_limited(std::size_t n, const wq::queue_params& params) {
   auto keys = make_keys(10'000);
   asio::io_context io(1);
-  wq::rate_limited_queue<std::string> q(io.get_executor());
+  wq::rate_limited_queue<std::string> q(io.get_executor(), wq::default_controller_rate_limiter<std::string>(), params);
   double ns = 0;
   asio::post(io, [&] {
     const auto start = steady::now();
@@ -196,24 +208,42 @@ double rate_limited(std::size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n]\n", argv[0]);
+  std::vector<std::string_view> args;
+  bool with_metrics = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--metrics") {
+      with_metrics = true;
+    } else {
+      args.push_back(a);
+    }
+  }
+  if (args.empty() || args.size() > 2) {
+    std::fprintf(stderr, "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n] [--metrics]\n",
+                 argv[0]);
     return 2;
   }
-  const std::string_view w = argv[1];
-  const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1'000'000;
+  const std::string_view w = args[0];
+  const std::size_t n = args.size() > 1 ? std::strtoull(std::string(args[1]).c_str(), nullptr, 10) : 1'000'000;
+  // Built before timing, as a program builds its provider at start.
+  std::shared_ptr<kube::prometheus::metrics> metrics;
+  wq::queue_params params;
+  if (with_metrics) {
+    metrics = std::make_shared<kube::prometheus::metrics>();
+    params.metrics = metrics->workqueue(w);
+  }
   double ns = 0;
   try {
     if (w == "distinct_1w") {
-      ns = distinct(n, 1);
+      ns = distinct(n, 1, params);
     } else if (w == "distinct_2w") {
-      ns = distinct(n, 2);
+      ns = distinct(n, 2, params);
     } else if (w == "dedup_hot") {
-      ns = dedup_hot(n);
+      ns = dedup_hot(n, params);
     } else if (w == "add_after_random") {
-      ns = add_after_random(n);
+      ns = add_after_random(n, params);
     } else if (w == "rate_limited") {
-      ns = rate_limited(n);
+      ns = rate_limited(n, params);
     } else {
       std::fprintf(stderr, "unknown workload %.*s\n", int(w.size()), w.data());
       return 2;
@@ -223,7 +253,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto u = kube_bench::usage_now();
-  std::printf("RESULT impl=kube workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n", int(w.size()), w.data(),
-              n, ns / double(n), u.cpu, u.max_rss_kb);
+  std::printf("RESULT impl=%s workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n",
+              metrics ? "kube-metrics" : "kube", int(w.size()), w.data(), n, ns / double(n), u.cpu, u.max_rss_kb);
+  if (metrics) {
+    const std::string text = metrics->render();
+    using kube_bench::metric_sum;
+    std::printf("METRICS workload=%.*s adds=%.0f gets=%.0f done=%.0f retries=%.0f bytes=%zu\n", int(w.size()), w.data(),
+                metric_sum(text, "workqueue_adds_total"), metric_sum(text, "workqueue_queue_duration_seconds_count"),
+                metric_sum(text, "workqueue_work_duration_seconds_count"), metric_sum(text, "workqueue_retries_total"),
+                text.size());
+  }
   return 0;
 }
