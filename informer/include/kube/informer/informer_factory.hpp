@@ -119,10 +119,8 @@ public:
         informer_params<T> o;
         o.reflector.streaming_list = opts_.streaming_list;
         o.name = std::string(resource_traits<T>::plural);
-        const std::string_view gv = resource_traits<T>::api_version;  // "apps/v1" or "v1"
-        const auto slash = gv.find('/');
-        o.metrics = informer_metrics(o.name, slash == std::string_view::npos ? std::string_view() : gv.substr(0, slash),
-                                     slash == std::string_view::npos ? gv : gv.substr(slash + 1), o.name);
+        const auto gv = group_version::parse(resource_traits<T>::api_version).value_or(group_version{});
+        o.metrics = informer_metrics(o.name, gv.group, gv.version, o.name);
         auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                  : api<T>(client_);
         typed_lister_watcher_params lo;
