@@ -12,15 +12,17 @@
 # peak RSS of each process. The raw RESULT lines stay in
 # BUILD_DIR/workqueue-results.txt.
 #
-# -M: the cost of metrics instead. Runs ours only, with metrics off and on
-# (kube-bench-workqueue --metrics: the queue's hooks from a
-# kube::prometheus::metrics), the same workloads, RUNS times each,
-# alternating one process per run (which goes first swaps from run to run),
-# and prints the medians of both and the ratio on / off (> 1: metrics cost
-# that much) with the range of the per-run ratios, for ns/op, CPU seconds
-# and peak RSS, and what the hooks recorded (the METRICS line of each
-# metrics-on run: items added, taken and done, retries). The raw lines stay
-# in BUILD_DIR/workqueue-metrics-results.txt. No Go is needed.
+# -M: the cost of metrics instead. Runs ours only, in three modes: metrics
+# off; `hooks` (kube-bench-workqueue --hooks: hooks that only count their
+# calls, so what remains is the queue's own recording: its timestamps and
+# clock readings); and on (--metrics: the queue's hooks from a
+# kube::prometheus::metrics). The same workloads, RUNS times each, one
+# process per run, the order of the three rotating from run to run. Prints
+# the medians of each mode and the ratios hooks / off and on / off (> 1:
+# that much slower) with the range of the per-run ratios, for ns/op, CPU
+# seconds and peak RSS, and what the hooks recorded (the METRICS line of
+# each metrics-on run: items added, taken and done, retries). The raw lines
+# stay in BUILD_DIR/workqueue-metrics-results.txt. No Go is needed.
 #
 # KUBE_BUILD_LOCK=FILE: the build runs under `flock FILE` (a machine
 # shared with other builds).
@@ -53,16 +55,30 @@ if [[ -n $metrics ]]; then
   : >"$results"
   for w in $workloads; do
     for ((i = 1; i <= runs; i++)); do
-      echo "== $w run $i/$runs, metrics off and on" >&2
-      # Odd runs off first, even runs on first: neither always follows the other.
-      if ((i % 2)); then order="off on"; else order="on off"; fi
+      echo "== $w run $i/$runs, metrics off, hooks only and on" >&2
+      # The order rotates: no mode always follows another.
+      case $((i % 3)) in
+        1) order="off hooks on" ;;
+        2) order="hooks on off" ;;
+        0) order="on off hooks" ;;
+      esac
       for m in $order; do
         flag=""
+        [[ $m == hooks ]] && flag=--hooks
         [[ $m == on ]] && flag=--metrics
         "$bench" "$w" "$n" $flag | grep -E '^(RESULT|METRICS)' >>"$results"
       done
     done
   done
+  # What one reading of the clock costs here (the queue's metrics read it
+  # twice or three times per item): the median of RUNS processes.
+  for ((i = 1; i <= runs; i++)); do "$bench" clock_read 20000000 | grep '^RESULT'; done >"$results.clock"
+  python3 - "$results.clock" <<'PY'
+import statistics, sys
+ns = [float(dict(kv.split("=", 1) for kv in l.split()[1:])["ns_per_op"]) for l in open(sys.argv[1])]
+print(f"one reading of the clock (kube::real_clock, steady_clock): median {statistics.median(ns):.1f} ns "
+      f"(range {min(ns):.1f}-{max(ns):.1f}, {len(ns)} processes of 20,000,000 readings)")
+PY
   python3 - "$results" "$runs" <<'PY'
 import statistics, sys
 rows, seen, order = {}, {}, []
@@ -70,27 +86,30 @@ for line in open(sys.argv[1]):
     f = dict(kv.split("=", 1) for kv in line.split()[1:])
     key = f["workload"]
     if line.startswith("METRICS"):
-        seen.setdefault(key, []).append(f)
+        if float(f["bytes"]) > 0:  # the provider's, not the counting hooks'
+            seen.setdefault(key, []).append(f)
         continue
     if key not in rows:
-        rows[key] = {"kube": [], "kube-metrics": []}
+        rows[key] = {"kube": [], "kube-hooks": [], "kube-metrics": []}
         order.append(key)
     rows[key][f["impl"]].append((float(f["ns_per_op"]), float(f["cpu_s"]), int(f["maxrss_kb"]), int(f["n"])))
 def med(xs, i):
     return statistics.median(x[i] for x in xs)
-print(f"metrics off / on, kube only: medians of {sys.argv[2]} runs each; ratio = on / off of the medians "
-      "(> 1: metrics cost that much; within 5%: <= 1.05), range = lowest and highest ratio of run i to run i")
-print("| workload | n | ns/op off | ns/op on | ratio | ratio range | CPU s off | CPU s on | ratio | "
-      "peak RSS off (MiB) | peak RSS on (MiB) | ratio | recorded (on, median): adds / gets / done / retries |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+def ratio(a, b, i):
+    per_run = [y[i] / x[i] for x, y in zip(a, b)]
+    return f"**{med(b, i) / med(a, i):.2f}** ({min(per_run):.2f}-{max(per_run):.2f})"
+print(f"metrics off / hooks only / on, kube only: medians of {sys.argv[2]} runs each; ratio = mode / off of the "
+      "medians (> 1: that much more; within 5%: <= 1.05), in brackets the lowest and highest ratio of run i to run i")
+print("| workload | n | ns/op off | hooks | on | ratio hooks | ratio on | CPU s off | hooks | on | ratio hooks | "
+      "ratio on | peak RSS off (MiB) | on | ratio on | recorded (on, median): adds / gets / done / retries |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for k in order:
-    a, b = rows[k]["kube"], rows[k]["kube-metrics"]
-    per_run = [y[0] / x[0] for x, y in zip(a, b)]
+    a, h, b = rows[k]["kube"], rows[k]["kube-hooks"], rows[k]["kube-metrics"]
     rec = " / ".join(f"{statistics.median(float(s[c]) for s in seen.get(k, [{c: 'nan'}])):.0f}"
                      for c in ("adds", "gets", "done", "retries"))
-    print(f"| {k} | {a[0][3]} | {med(a, 0):.1f} | {med(b, 0):.1f} | {med(b, 0) / med(a, 0):.3f} | "
-          f"{min(per_run):.2f}-{max(per_run):.2f} | {med(a, 1):.2f} | {med(b, 1):.2f} | {med(b, 1) / med(a, 1):.3f} | "
-          f"{med(a, 2) / 1024:.1f} | {med(b, 2) / 1024:.1f} | {med(b, 2) / med(a, 2):.3f} | {rec} |")
+    print(f"| {k} | {a[0][3]} | {med(a, 0):.1f} | {med(h, 0):.1f} | {med(b, 0):.1f} | {ratio(a, h, 0)} | "
+          f"{ratio(a, b, 0)} | {med(a, 1):.2f} | {med(h, 1):.2f} | {med(b, 1):.2f} | {ratio(a, h, 1)} | "
+          f"{ratio(a, b, 1)} | {med(a, 2) / 1024:.1f} | {med(b, 2) / 1024:.1f} | {ratio(a, b, 2)} | {rec} |")
 PY
   exit 0
 fi

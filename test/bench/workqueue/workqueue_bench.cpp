@@ -1,6 +1,6 @@
 // Workqueue benchmark: the same workloads as test/bench/go/cmd/workqueue (client-go).
 //
-//   kube-bench-workqueue <workload> [n] [--metrics]
+//   kube-bench-workqueue <workload> [n] [--metrics | --hooks]
 //
 // Prints one line:
 //   RESULT impl=kube workload=<w> n=<n> ns_per_op=<x> cpu_s=<y> maxrss_kb=<z>
@@ -16,6 +16,15 @@
 //   METRICS workload=<w> adds=<workqueue_adds_total> gets=<..._queue_duration_seconds_count>
 //           done=<..._work_duration_seconds_count> retries=<workqueue_retries_total> bytes=<rendered text>
 //
+// --hooks gives the queue hooks that only count their calls in plain
+// variables (impl=kube-hooks): what metrics cost apart from the provider's
+// own recording (the queue's timestamps, its clock readings, the calls). It
+// prints the same METRICS line from its counts (bytes=0).
+//
+// `kube-bench-workqueue clock_read [n]` times n readings of the clock the
+// queue's metrics read (kube::real_clock(), std::chrono::steady_clock):
+//   RESULT impl=kube workload=clock_read n=<n> ns_per_op=<x> ...
+//
 // Each workload does the same work as its Go peer. Where client-go's producer
 // is a goroutine racing its workers, ours is a std::thread racing the
 // executor's thread (so its adds take the cross-thread path, and the queue
@@ -23,6 +32,7 @@
 // client-go's Get does (try_get, then async_get only when the queue is
 // empty) and count in a plain local variable; neither side takes a lock or
 // an atomic per item to count.
+#include <kube/base/clock.hpp>
 #include <kube/prometheus/metrics.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
@@ -205,22 +215,46 @@ double rate_limited(std::size_t n, const wq::queue_params& params) {
   return ns;
 }
 
+// Hooks that count their calls and nothing else (--hooks).
+struct counting_hooks final : kube::metrics::workqueue_metrics {
+  std::size_t adds = 0, gets = 0, dones = 0, retries = 0;
+  void on_add() override { ++adds; }
+  void on_get(duration) override { ++gets; }
+  void on_done(duration) override { ++dones; }
+  void on_retry() override { ++retries; }
+};
+
+// n readings of the real clock, as the queue's metrics take them.
+double clock_read(std::size_t n) {
+  const kube::clock& clk = kube::real_clock();
+  std::int64_t sum = 0;
+  const auto start = steady::now();
+  for (std::size_t i = 0; i < n; ++i) sum += clk.now().time_since_epoch().count();
+  const auto end = steady::now();
+  if (sum == 42) std::puts("");  // keeps the readings
+  return std::chrono::duration<double, std::nano>(end - start).count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args;
   bool with_metrics = false;
+  bool with_hooks = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--metrics") {
       with_metrics = true;
+    } else if (a == "--hooks") {
+      with_hooks = true;
     } else {
       args.push_back(a);
     }
   }
-  if (args.empty() || args.size() > 2) {
-    std::fprintf(stderr, "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n] [--metrics]\n",
-                 argv[0]);
+  if (args.empty() || args.size() > 2 || (with_metrics && with_hooks)) {
+    std::fprintf(
+        stderr, "usage: %s distinct_1w|distinct_2w|dedup_hot|add_after_random|rate_limited [n] [--metrics | --hooks]\n",
+        argv[0]);
     return 2;
   }
   const std::string_view w = args[0];
@@ -231,6 +265,11 @@ int main(int argc, char** argv) {
   if (with_metrics) {
     metrics = std::make_shared<kube::prometheus::metrics>();
     params.metrics = metrics->workqueue(w);
+  }
+  std::shared_ptr<counting_hooks> hooks;
+  if (with_hooks) {
+    hooks = std::make_shared<counting_hooks>();
+    params.metrics = hooks;
   }
   double ns = 0;
   try {
@@ -244,6 +283,8 @@ int main(int argc, char** argv) {
       ns = add_after_random(n, params);
     } else if (w == "rate_limited") {
       ns = rate_limited(n, params);
+    } else if (w == "clock_read") {
+      ns = clock_read(n);
     } else {
       std::fprintf(stderr, "unknown workload %.*s\n", int(w.size()), w.data());
       return 2;
@@ -254,7 +295,10 @@ int main(int argc, char** argv) {
   }
   const auto u = kube_bench::usage_now();
   std::printf("RESULT impl=%s workload=%.*s n=%zu ns_per_op=%.1f cpu_s=%.3f maxrss_kb=%ld\n",
-              metrics ? "kube-metrics" : "kube", int(w.size()), w.data(), n, ns / double(n), u.cpu, u.max_rss_kb);
+              metrics ? "kube-metrics"
+              : hooks ? "kube-hooks"
+                      : "kube",
+              int(w.size()), w.data(), n, ns / double(n), u.cpu, u.max_rss_kb);
   if (metrics) {
     const std::string text = metrics->render();
     using kube_bench::metric_sum;
@@ -262,6 +306,10 @@ int main(int argc, char** argv) {
                 metric_sum(text, "workqueue_adds_total"), metric_sum(text, "workqueue_queue_duration_seconds_count"),
                 metric_sum(text, "workqueue_work_duration_seconds_count"), metric_sum(text, "workqueue_retries_total"),
                 text.size());
+  }
+  if (hooks) {
+    std::printf("METRICS workload=%.*s adds=%zu gets=%zu done=%zu retries=%zu bytes=0\n", int(w.size()), w.data(),
+                hooks->adds, hooks->gets, hooks->dones, hooks->retries);
   }
   return 0;
 }

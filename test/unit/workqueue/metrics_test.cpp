@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -192,4 +193,145 @@ TEST_CASE("metrics: an item whose delay ends but cannot be queued is dropped, an
   clk.advance(5ms);
   settle(io);
   CHECK(q.len() == 1);
+}
+
+TEST_CASE("metrics: held items finished in any order; the unfinished work is theirs", "[workqueue][metrics]") {
+  asio::io_context io;
+  kube::manual_clock clk;
+  auto m = std::make_shared<recording_hooks>();
+  wq::queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = m});
+  bool ran = false;
+  asio::post(io, [&] {
+    q.add("a");
+    q.add("b");
+    q.add("c");
+    q.add("d");
+    REQUIRE(q.try_get() == "a");  // taken at 0s
+    clk.advance(1s);
+    REQUIRE(q.try_get() == "b");  // 1s
+    clk.advance(1s);
+    REQUIRE(q.try_get() == "c");  // 2s
+    clk.advance(1s);
+    REQUIRE(q.try_get() == "d");  // 3s
+    clk.advance(1s);              // now 4s: held for 4, 3, 2, 1
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 10s);
+    CHECK(m->longest == 4s);
+
+    q.done("b");  // from the middle
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 7s);
+    CHECK(m->longest == 4s);
+    q.done("a");  // the longest
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 3s);
+    CHECK(m->longest == 2s);
+    q.done("d");  // the newest
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 2s);
+    CHECK(m->longest == 2s);
+
+    q.add("e");  // taken after "c", the only one held: the list is whole again
+    REQUIRE(q.try_get() == "e");
+    clk.advance(1s);
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 4s);  // c 3s, e 1s
+    CHECK(m->longest == 3s);
+    q.done("c");
+    q.done("e");
+    q.update_unfinished_work();
+    CHECK(m->unfinished == 0s);
+    CHECK(m->longest == 0s);
+    REQUIRE(m->worked.size() == 5);
+    CHECK(m->worked[0] == 3s);  // b
+    CHECK(m->worked[1] == 4s);  // a
+    CHECK(m->worked[2] == 1s);  // d
+    CHECK(m->worked[3] == 3s);  // c
+    CHECK(m->worked[4] == 1s);  // e
+
+    // Re-added while held: its queue latency counts from that add.
+    q.add("f");
+    REQUIRE(q.try_get() == "f");
+    clk.advance(1s);
+    q.add("f");  // dirty again while held
+    clk.advance(2s);
+    q.done("f");  // requeued
+    clk.advance(3s);
+    REQUIRE(q.try_get() == "f");
+    CHECK(m->queued.back() == 5s);
+    CHECK(m->worked.back() == 3s);
+    q.done("f");
+    ran = true;
+  });
+  settle(io);
+  CHECK(ran);
+}
+
+TEST_CASE("metrics: times over many nodes and reused ones are each item's own", "[workqueue][metrics]") {
+  asio::io_context io;
+  kube::manual_clock clk;
+  auto m = std::make_shared<recording_hooks>();
+  wq::queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = m});
+  constexpr int n = 70'000;  // more nodes than several of the pool's slabs hold
+  bool ran = false;
+  asio::post(io, [&] {
+    for (int round = 0; round < 2; ++round) {  // the second round reuses freed nodes
+      m->queued.clear();
+      m->worked.clear();
+      for (int i = 0; i < n; ++i) {
+        q.add("ns/object-" + std::to_string(round) + "-" + std::to_string(i));
+        if (i % 1000 == 999) clk.advance(1ms);  // items i/1000 ms apart
+      }
+      // Item i is added at i/1000 ms (rounded down) and taken n/1000 ms later; the
+      // last of each thousand is held for 1 ms, the others are done at once.
+      for (int i = 0; i < n; ++i) {
+        auto item = q.try_get();
+        REQUIRE(item.has_value());
+        if (i % 1000 == 999) clk.advance(1ms);
+        q.done(*item);
+      }
+      REQUIRE(m->queued.size() == std::size_t{n});
+      REQUIRE(m->worked.size() == std::size_t{n});
+      int wrong = 0;
+      for (int i = 0; i < n; ++i) {
+        if (m->queued[std::size_t(i)] != std::chrono::milliseconds(n / 1000)) ++wrong;
+        if (m->worked[std::size_t(i)] != (i % 1000 == 999 ? 1ms : 0ms)) ++wrong;
+      }
+      CHECK(wrong == 0);
+    }
+    ran = true;
+  });
+  settle(io);
+  CHECK(ran);
+}
+
+TEST_CASE("metrics: adds from other threads count from when they reach the executor", "[workqueue][metrics][threads]") {
+  asio::io_context io;
+  kube::manual_clock clk;
+  auto m = std::make_shared<recording_hooks>();
+  wq::queue<std::string> q(io.get_executor(), {.time_source = &clk, .metrics = m});
+  std::thread producer([&] {
+    for (int i = 0; i < 1000; ++i) q.add("ns/remote-" + std::to_string(i));
+  });
+  producer.join();
+  clk.advance(3s);  // the adds reach the executor now
+  settle(io);
+  CHECK(m->adds == 1000);
+  CHECK(q.len() == 1000);
+  clk.advance(2s);
+  bool ran = false;
+  asio::post(io, [&] {
+    for (int i = 0; i < 1000; ++i) {
+      auto item = q.try_get();
+      REQUIRE(item.has_value());
+      q.done(*item);
+    }
+    ran = true;
+  });
+  settle(io);
+  REQUIRE(ran);
+  REQUIRE(m->queued.size() == 1000);
+  int wrong = 0;
+  for (auto d : m->queued) wrong += d != 2s;
+  CHECK(wrong == 0);
 }

@@ -1,68 +1,97 @@
 #pragma once
 
-// What a queue reports to its metrics hooks (metrics::workqueue_metrics): it keeps when each queued item
-// was added and when each held item was handed out, turns them into queue
-// latency and work duration, and reports unfinished work every period while
-// items are processed (client-go's updateUnfinishedWork loop).
+// What a queue reports to its metrics hooks (metrics::workqueue_metrics): it
+// keeps when each queued item was added and when each held item was handed
+// out, turns them into queue latency and work duration, and reports
+// unfinished work every period while items are processed (client-go's
+// updateUnfinishedWork loop).
+//
+// The times are kept by node id (node_pool.hpp), in a table beside the
+// nodes: a slot per cell of each slab, made when the cell's node is first
+// added, so recording an item neither copies nor hashes it. The held items
+// are linked through their slots in the order they were handed out, so the
+// unfinished-work report walks the held items only.
+//
+// Items queued together, in one step of the executor (a batch of adds from
+// other threads, the delayed items that came due), are stamped with one
+// reading of the clock, taken before the batch (a batch_stamp): reading the
+// clock costs about as much as the rest of an add. Their queue latency then
+// counts from the start of the batch (an add from another thread was made
+// earlier still, when it was pushed).
 //
 // Without hooks nothing is kept and no call is made: each public call is one
 // inline test; the recording is out of line. Executor only. A hook that
-// throws, or running out of memory for a timestamp, leaves the caller's
-// state unchanged (the owner records before it changes anything).
+// throws, or running out of memory for a slot, leaves the caller's state
+// unchanged (the owner records before it changes anything; only added()
+// makes a slot, and a node is added before it is handed out).
 
 #include <kube/base/clock.hpp>
-#include <kube/workqueue/error.hpp>
 #include <kube/base/metrics.hpp>
+#include <kube/workqueue/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/unordered/unordered_flat_map.hpp>
 
-#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace kube::workqueue::detail {
 
-template <class T, class Hash, class KeyEqual>
 class metrics_recorder {
 public:
   using duration = clock::duration;
   using time_point = clock::time_point;
+  using id_type = std::uint32_t;
 
   metrics_recorder(std::shared_ptr<kube::metrics::workqueue_metrics> hooks, const clock& time_source,
-                   duration unfinished_period, boost::asio::any_io_executor ex)
-      : hooks_(std::move(hooks)),
-        clock_(&time_source),
-        period_(unfinished_period),
-        ex_(std::move(ex)) {}
+                   duration unfinished_period, boost::asio::any_io_executor ex);
 
   [[nodiscard]] bool enabled() const noexcept { return hooks_ != nullptr; }
 
-  // `n` is the item's node; its key() is read only when there are hooks.
-
-  /// An item became queued.
-  template <class Node>
-  void added(const Node& n) {
-    if (hooks_) record_add(n.key());
+  /// The item of node `id` became queued.
+  void added(id_type id) {
+    if (hooks_) record_add(id);
   }
 
-  /// An item was handed to a worker. `ticker()` is called when the periodic
-  /// unfinished-work report must start: it returns a callable, run on each
-  /// tick, that reports and returns whether items are still processed (and
-  /// keeps the owner alive).
-  template <class Node, class MakeTicker>
-  void handed_out(const Node& n, MakeTicker&& ticker) {
+  /// While one lives, added() stamps items with the time it was made (or
+  /// `now`, a reading the owner has) instead of reading the clock. Not
+  /// nested.
+  class batch_stamp {
+  public:
+    explicit batch_stamp(metrics_recorder& r)
+        : r_(r) {
+      if (r_.hooks_) r_.batch_now_ = r_.clock_->now();
+    }
+    batch_stamp(metrics_recorder& r, time_point now)
+        : r_(r) {
+      if (r_.hooks_) r_.batch_now_ = now;
+    }
+    batch_stamp(const batch_stamp&) = delete;
+    batch_stamp& operator=(const batch_stamp&) = delete;
+    ~batch_stamp() { r_.batch_now_.reset(); }
+
+  private:
+    metrics_recorder& r_;
+  };
+
+  /// The item of node `id` was handed to a worker. `ticker()` is called when
+  /// the periodic unfinished-work report must start: it returns a callable,
+  /// run on each tick, that reports and returns whether items are still
+  /// processed (and keeps the owner alive).
+  template <class MakeTicker>
+  void handed_out(id_type id, MakeTicker&& ticker) {
     if (!hooks_) return;
-    record_get(n.key());
+    record_get(id);
     if (!ticking_ && period_ > duration::zero() && !clock_->is_manual()) tick_after_period(ticker());
   }
 
-  /// A worker called done() for an item it held.
-  template <class Node>
-  void finished(const Node& n) {
-    if (hooks_) record_done(n.key());
+  /// A worker called done() for the item of node `id`, which it held.
+  void finished(id_type id) {
+    if (hooks_) record_done(id);
   }
 
   void retried() {
@@ -70,18 +99,7 @@ public:
   }
 
   /// Reports the age of the held items now.
-  void report_unfinished() {
-    if (!hooks_) return;
-    const time_point now = clock_->now();
-    duration total{};
-    duration longest{};
-    for (const auto& [item, started] : start_times_) {
-      const duration age = now - started;
-      total += age;
-      longest = std::max(longest, age);
-    }
-    hooks_->on_unfinished_work(total, longest);
-  }
+  void report_unfinished();
 
   /// No more periodic reports.
   void stop() {
@@ -89,25 +107,20 @@ public:
   }
 
 private:
-  [[gnu::noinline]] void record_add(const T& item) {
-    add_times_.try_emplace(item, clock_->now());  // (may run out of memory: counted after)
-    hooks_->on_add();
-  }
+  // One node's times. prev/next link the held items (no_id: none).
+  struct slot {
+    time_point added;
+    time_point started;
+    id_type prev;
+    id_type next;
+  };
+  static constexpr id_type no_id = 0;  // node ids start at 1
 
-  [[gnu::noinline]] void record_get(const T& item) {
-    const time_point now = clock_->now();
-    start_times_.insert_or_assign(item, now);
-    auto it = add_times_.find(item);
-    hooks_->on_get(it != add_times_.end() ? now - it->second : duration{});
-    if (it != add_times_.end()) add_times_.erase(it);
-  }
-
-  [[gnu::noinline]] void record_done(const T& item) {
-    auto it = start_times_.find(item);
-    if (it == start_times_.end()) return;
-    hooks_->on_done(clock_->now() - it->second);
-    start_times_.erase(it);
-  }
+  void record_add(id_type id);
+  void record_get(id_type id);
+  void record_done(id_type id);
+  slot& at(id_type id) noexcept;  // a slot added() made
+  slot& make(id_type id);
 
   template <class Tick>
   void tick_after_period(Tick tick) {
@@ -125,8 +138,11 @@ private:
   const clock* clock_;
   duration period_;
   boost::asio::any_io_executor ex_;
-  boost::unordered_flat_map<T, time_point, Hash, KeyEqual> add_times_;
-  boost::unordered_flat_map<T, time_point, Hash, KeyEqual> start_times_;
+  // By slab number: a slot per cell (index cell - 1), grown as cells are used.
+  std::vector<std::vector<slot>> slabs_;
+  std::optional<time_point> batch_now_;  // set by a batch_stamp
+  id_type held_head_ = no_id;            // handed out first
+  id_type held_tail_ = no_id;
   std::optional<boost::asio::steady_timer> timer_;
   bool ticking_ = false;
 };

@@ -46,8 +46,6 @@ public:
 
   [[nodiscard]] view_type view() const noexcept { return item_; }
   [[nodiscard]] bool same(view_type other) const { return KeyEqual{}(item_, other); }
-  /// The item as the metrics' maps key it (a reference here).
-  [[nodiscard]] const T& key() const noexcept { return item_; }
   /// A worker's copy.
   [[nodiscard]] T copy() const { return item_; }
   void prefetch() const noexcept {}
@@ -97,8 +95,6 @@ public:
     const view_type mine = view();
     return same_bytes(mine.data(), mine.size(), other.data(), other.size());
   }
-
-  [[nodiscard]] std::string key() const { return copy(); }
 
   // A key too long for std::string's small buffer is copied as all 32
   // inline bytes (memcpy: the bytes past the key may be indeterminate, and

@@ -34,6 +34,10 @@
 
 namespace kube::workqueue::detail {
 
+/// A node id's low bits: its cell in the slab, counted from 1; the high bits
+/// are the slab's number.
+inline constexpr unsigned node_id_cell_bits = 16;
+
 template <class Node>
 class node_pool {
 public:
@@ -92,7 +96,7 @@ private:
   };
   static_assert(sizeof(Node) >= sizeof(free_cell));
 
-  static constexpr unsigned cell_bits = 16;
+  static constexpr unsigned cell_bits = node_id_cell_bits;
   static constexpr id_type cell_mask = (id_type{1} << cell_bits) - 1;
   static constexpr std::size_t max_slabs = std::size_t{1} << (32 - cell_bits);
 

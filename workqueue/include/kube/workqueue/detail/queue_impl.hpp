@@ -199,7 +199,7 @@ public:
     if ((n->state & st_processing) == 0) return;  // not held by a worker
     // What can fail (out of memory) comes before any change.
     if ((n->state & st_dirty) != 0) reserve_ready();
-    metrics_.finished(*n);
+    metrics_.finished(n->id);
     --processing_;
     n->state &= static_cast<std::uint8_t>(~st_processing);
     if ((n->state & st_dirty) != 0) {
@@ -348,13 +348,13 @@ private:
   void mark_dirty(node* n) {
     if ((n->state & st_active) == 0) {  // idle or only waiting for a delay: a new add
       reserve_ready();
-      metrics_.added(*n);
+      metrics_.added(n->id);
       n->state |= st_dirty;
       make_ready(n);
       return;
     }
     if ((n->state & st_dirty) != 0) return;  // already queued: stored once
-    metrics_.added(*n);
+    metrics_.added(n->id);
     n->state |= st_dirty;  // being processed: done() requeues it
   }
 
@@ -381,7 +381,7 @@ private:
     n->state = static_cast<std::uint8_t>((n->state & st_waiting) | st_processing);
     ++processing_;
     note_taken(n);
-    metrics_.handed_out(*n, [this] {
+    metrics_.handed_out(n->id, [this] {
       return [self = this->shared_from_this()] {
         if (self->shut_) return false;
         self->metrics_.report_unfinished();
@@ -507,6 +507,7 @@ private:
     // from the array, loading index slots (and messages) a few ahead, so the
     // lookups' cache misses overlap instead of following one another.
     for (; m != nullptr; m = m->next) batch_.push_back(m);
+    const metrics_recorder::batch_stamp stamp(metrics_);
     const std::size_t count = batch_.size();
     auto nth_oldest = [&](std::size_t i) { return batch_[count - 1 - i]; };
     constexpr std::size_t ahead = 16;
@@ -575,6 +576,7 @@ private:
     // before the exception goes on.
     std::exception_ptr failed;
     try {
+      const metrics_recorder::batch_stamp stamp(metrics_, now);
       heap_.pop_ready(
           now, [this](node* n) { mark_dirty(n); }, unref());
     } catch (...) {
@@ -639,7 +641,7 @@ private:
   asio::any_io_executor ex_;  // never assigned: probe_ points into it
   executor_probe probe_;
   const clock* clock_;
-  metrics_recorder<T, Hash, KeyEqual> metrics_;
+  metrics_recorder metrics_;
 
   // executor-confined
   node_pool<node> pool_;           // declared before index_: destroyed after the nodes are
