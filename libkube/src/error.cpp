@@ -42,6 +42,8 @@ public:
       return "request body cannot be encoded";
     case client_errc::response_too_large:
       return "response body too large";
+    case client_errc::not_running:
+      return "not running (stopped)";
     }
     return "unknown kube.client error " + std::to_string(ev);
   }

@@ -136,6 +136,8 @@ struct families {
   Family<Histogram>& reconcile_time;
   Family<Gauge>& max_concurrent_reconciles;
   Family<Gauge>& active_workers;
+  Family<Histogram>& cache_wait;
+  Family<Counter>& cache_wait_timeouts;
   // workqueue
   Family<Gauge>& depth;
   Family<Counter>& adds;
@@ -192,6 +194,10 @@ struct families {
             gauge(*registry, "controller_runtime_max_concurrent_reconciles", "The controller's worker count.")),
         active_workers(
             gauge(*registry, "controller_runtime_active_workers", "Reconciles of the controller running now.")),
+        cache_wait(histogram(*registry, "controller_runtime_read_your_writes_wait_seconds",
+                             "Time in seconds a reconcile waited for the caches to observe the key's last writes.")),
+        cache_wait_timeouts(counter(*registry, "controller_runtime_read_your_writes_timeouts_total",
+                                    "Reconciles that stopped waiting for the caches before they caught up.")),
         depth(gauge(*registry, "workqueue_depth", "Items waiting in the workqueue.")),
         adds(counter(*registry, "workqueue_adds_total", "Items added to the workqueue (duplicates not counted).")),
         queue_duration(histogram(*registry, "workqueue_queue_duration_seconds",
@@ -472,7 +478,9 @@ public:
         errors_(f_->reconcile_errors.Add({{"controller", name}})),
         time_(f_->reconcile_time.Add({{"controller", name}}, reconcile_buckets())),
         workers_(f_->max_concurrent_reconciles.Add({{"controller", name}})),
-        active_(f_->active_workers.Add({{"controller", name}})) {}
+        active_(f_->active_workers.Add({{"controller", name}})),
+        cache_wait_(f_->cache_wait.Add({{"controller", name}}, reconcile_buckets())),
+        cache_wait_timeouts_(f_->cache_wait_timeouts.Add({{"controller", name}})) {}
 
   void on_workers(unsigned count) noexcept override { workers_.Set(count); }
   void on_active(unsigned active) noexcept override { active_.Set(active); }
@@ -482,6 +490,10 @@ public:
     if (r == kube::metrics::reconcile_label::error) errors_.Increment();
     time_.Observe(seconds(took));
   }
+  void on_cache_wait(kube::metrics::duration took, bool caught_up) noexcept override {
+    cache_wait_.Observe(seconds(took));
+    if (!caught_up) cache_wait_timeouts_.Increment();
+  }
 
 private:
   std::shared_ptr<const families> f_;
@@ -490,6 +502,8 @@ private:
   Histogram& time_;
   Gauge& workers_;
   Gauge& active_;
+  Histogram& cache_wait_;
+  Counter& cache_wait_timeouts_;
 
   Counter& result(const std::string& name, const char* label) {
     return f_->reconcile_total.Add({{"controller", name}, {"result", label}});

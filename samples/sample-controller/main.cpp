@@ -185,6 +185,8 @@ public:
       co_return kc::reconcile_result::done();
     }
     const auto& name = foo.spec->deployment_name;
+    // The cache has the Deployment this Foo's last reconcile created: the controller waited for the
+    // informer to observe it before this reconcile (read your own writes), so no second create.
     auto dep = deployments_.get(req.namespace_, name);
     if (!dep) {
       const Deployment want = new_deployment(foo);

@@ -1,9 +1,11 @@
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
+#include <kube/resource_version.hpp>
 
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
+#include <compare>
 #include <string>
 
 TEST_CASE("Status reason decides the api error code", "[error]") {
@@ -48,4 +50,26 @@ TEST_CASE("kube::error carries the server Status and both messages", "[error]") 
   const std::string what = e.what();
   CHECK(what.find("GET configmaps/x in namespace demo") != std::string::npos);
   CHECK(what.find("configmaps \"x\" not found") != std::string::npos);
+}
+
+TEST_CASE("resourceVersions compare as numbers of any length; anything else does not compare", "[resource_version]") {
+  using kube::compare_resource_versions;
+  using kube::is_ordered_resource_version;
+  CHECK(compare_resource_versions("9", "10") == std::strong_ordering::less);
+  CHECK(compare_resource_versions("10", "9") == std::strong_ordering::greater);
+  CHECK(compare_resource_versions("123", "123") == std::strong_ordering::equal);
+  CHECK(compare_resource_versions("0", "1") == std::strong_ordering::less);
+  // Longer than 64 bits: by length, then digit by digit.
+  CHECK(compare_resource_versions("123456789012345678901234567890", "99999999999999999999") ==
+        std::strong_ordering::greater);
+  CHECK(compare_resource_versions("123456789012345678901234567890", "123456789012345678901234567891") ==
+        std::strong_ordering::less);
+  for (const char* bad : {"", "01", "1a", "-1", "+1", " 1", "1.0", "abc"}) {
+    INFO(bad);
+    CHECK_FALSE(is_ordered_resource_version(bad));
+    CHECK_FALSE(compare_resource_versions(bad, "1").has_value());
+    CHECK_FALSE(compare_resource_versions("1", bad).has_value());
+  }
+  CHECK(is_ordered_resource_version("0"));
+  CHECK(kube::make_error_code(kube::client_errc::not_running).message() == "not running (stopped)");
 }

@@ -40,6 +40,7 @@ enum class client_errc {
   already_running,     ///< async_run on an object that is running (or, one-shot, has run)
   encode_error,        ///< a request body could not be sent as it is (nested deeper than codec::max_json_depth)
   response_too_large,  ///< a response body (or its gzip-decoded form) exceeded client_params::max_response_body
+  not_running,         ///< waited on an object that stopped running (an informer's async_wait_for_resource_version)
 };
 
 /// Status reasons of the Kubernetes API (metav1.StatusReason), plus the HTTP

@@ -112,15 +112,20 @@ void add_watch_params(request& req, const watch_params& p) {
 
 namespace {
 
-// A unary request whose body decodes into an unstructured object.
-void object_op(const dyn& t, request req, std::string what, completion<unstructured> h) {
+// A unary request whose body decodes into an unstructured object. A write
+// (`written`: not a dry run) is told to the client's write observers.
+void object_op(const dyn& t, request req, std::string what, completion<unstructured> h, bool written = false) {
   const auto& impl = detail::client_access::impl(t->c);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), what = std::move(what)]() -> asio::awaitable<result<unstructured>> {
+      [impl, t, req = std::move(req), what = std::move(what), written]() -> asio::awaitable<result<unstructured>> {
         auto r = co_await impl->run(req);
         result<unstructured> out{r.ec, std::move(r.diag), {}};
         if (!out.ec) out.ec = parse_object(r.value.body, what, out.value.object(), out.diag);
+        if (!out.ec && written) {
+          const unstructured& o = out.value;
+          impl->note_written({t->gvr.group, t->gvr.resource, o.namespace_(), o.name(), o.resource_version()});
+        }
         co_return out;
       },
       std::move(h), finish_result{});
@@ -200,7 +205,7 @@ void dynamic_create(dyn t, unstructured obj, write_params p, completion<unstruct
   auto req = base(*t);
   req.method(http_method::post).body(obj.to_json());
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
-  object_op(t, std::move(req), "create " + where(*t, obj.name()), std::move(h));
+  object_op(t, std::move(req), "create " + where(*t, obj.name()), std::move(h), !p.dry_run);
 }
 
 void dynamic_replace(dyn t, unstructured obj, std::string subresource, write_params p, completion<unstructured> h) {
@@ -210,7 +215,7 @@ void dynamic_replace(dyn t, unstructured obj, std::string subresource, write_par
   auto req = base(*t);
   req.method(http_method::put).name(obj.name()).subresource(subresource).body(obj.to_json());
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
-  object_op(t, std::move(req), what, std::move(h));
+  object_op(t, std::move(req), what, std::move(h), !p.dry_run);
 }
 
 void dynamic_patch(dyn t, std::string name, patch_type type, std::string body, std::string subresource, patch_params p,
@@ -226,7 +231,7 @@ void dynamic_patch(dyn t, std::string name, patch_type type, std::string body, s
   req.method(http_method::patch).name(name).subresource(subresource).body(std::move(body), content_type_of(type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
   if (p.force) req.param("force", "true");
-  object_op(t, std::move(req), what, std::move(h));
+  object_op(t, std::move(req), what, std::move(h), !p.dry_run);
 }
 
 void dynamic_delete(dyn t, std::string name, delete_params p, completion<unstructured> h) {

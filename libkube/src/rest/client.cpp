@@ -1,11 +1,38 @@
 #include "config/transport_params.hpp"
 #include "transport/client_impl.hpp"
 
+#include <kube/detail/write_observer.hpp>
 #include <kube/rest/client.hpp>
+
+#include <algorithm>
 
 namespace kube {
 
 namespace detail {
+void client_impl::add_write_observer(std::weak_ptr<write_observer> o) {
+  const std::lock_guard lock(observers_mutex_);
+  observers_.push_back(std::move(o));
+  any_observer_.store(true, std::memory_order_release);
+}
+
+void client_impl::note_written(const written_object& w) {
+  if (!any_observer_.load(std::memory_order_acquire)) return;  // the usual case: no controller remembers writes
+  std::vector<std::shared_ptr<write_observer>> live;
+  {
+    const std::lock_guard lock(observers_mutex_);
+    std::erase_if(observers_, [](const std::weak_ptr<write_observer>& o) { return o.expired(); });
+    for (const auto& o : observers_) {
+      if (auto p = o.lock()) live.push_back(std::move(p));
+    }
+  }
+  // Told outside the lock: an observer may add another.
+  for (const auto& o : live) o->on_written(w);
+}
+
+void add_write_observer(const client& c, std::weak_ptr<write_observer> o) {
+  client_access::impl(c)->add_write_observer(std::move(o));
+}
+
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {
   spawn_operation(
       impl->strand, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler),

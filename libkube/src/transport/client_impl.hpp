@@ -14,6 +14,7 @@
 #include <kube/base/strand.hpp>
 #include <kube/detail/transport_params.hpp>
 #include <kube/detail/watch_decoder.hpp>
+#include <kube/detail/write_observer.hpp>
 #include <kube/watch/watch_stream.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
@@ -40,6 +41,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -162,6 +164,11 @@ public:
 
   std::atomic<std::size_t> connections_opened{0};
 
+  /// Tells the write observers (detail/write_observer.hpp) of a successful
+  /// write; drops the ones that are gone. Thread-safe.
+  void note_written(const written_object& w);
+  void add_write_observer(std::weak_ptr<write_observer> o);
+
   /// Waits for the rate limiter's token (told to `meter`); fails only when
   /// cancelled.
   boost::asio::awaitable<error_code> throttle(request_meter& meter);
@@ -194,6 +201,9 @@ public:
 
 private:
   std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
+  std::mutex observers_mutex_;
+  std::vector<std::weak_ptr<write_observer>> observers_;  // guarded by observers_mutex_
+  std::atomic<bool> any_observer_{false};
 
   boost::asio::awaitable<result<response>> attempt(const request& req, attempt_outcome& facts, body_consumer* consumer);
 

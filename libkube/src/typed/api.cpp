@@ -232,6 +232,20 @@ auto into(decode_slot slot) {
   };
 }
 
+// into() for a write: a decoded answer is also told to the client's write
+// observers (detail/write_observer.hpp).
+// A dry run stores nothing: nobody is told.
+auto into_written(decode_slot slot, const typed_ptr& t, bool dry_run) {
+  return [slot = std::move(slot), t, dry_run](const response& r, const std::string& what, diagnostics& diag) {
+    const error_code ec = into(slot)(r, what, diag);
+    if (!ec && !dry_run && slot.identity != nullptr) {
+      const object_identity o = slot.identity(slot.out);
+      detail::client_access::impl(t->c)->note_written({t->group, t->plural, o.namespace_, o.name, o.resource_version});
+    }
+    return ec;
+  };
+}
+
 // The namespace an operation addresses, or an error for a namespaced kind
 // without one. `object_ns` is the body's metadata.namespace (writes).
 error_code resolve(const typed_target& t, const std::string& verb, const std::string& name,
@@ -376,7 +390,7 @@ void typed_create(typed_ptr t, typed_body body, std::string name, std::string su
   if (sub) req.name(target).subresource(subresource);
   req.method(http_method::post).body(std::move(body.body), std::move(body.content_type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
-  unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
+  unary(t, std::move(req), std::move(what), into_written(std::move(out), t, p.dry_run), std::move(h));
 }
 
 void typed_replace(typed_ptr t, typed_body body, std::string name, std::string subresource, write_params p,
@@ -393,7 +407,7 @@ void typed_replace(typed_ptr t, typed_body body, std::string name, std::string s
       .subresource(subresource)
       .body(std::move(body.body), std::move(body.content_type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
-  unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
+  unary(t, std::move(req), std::move(what), into_written(std::move(out), t, p.dry_run), std::move(h));
 }
 
 void typed_patch(typed_ptr t, std::string name, patch_type type, std::string body, std::string subresource,
@@ -420,7 +434,7 @@ void typed_patch(typed_ptr t, std::string name, patch_type type, std::string bod
   req.method(http_method::patch).name(name).subresource(subresource).body(std::move(body), content_type_of(type));
   add_write_params(req, p.field_manager, p.dry_run, p.field_validation);
   if (p.force) req.param("force", "true");
-  unary(t, std::move(req), std::move(what), into(std::move(out)), std::move(h));
+  unary(t, std::move(req), std::move(what), into_written(std::move(out), t, p.dry_run), std::move(h));
 }
 
 namespace {

@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,7 @@ struct rig {
   std::unique_ptr<kc::controller<ConfigMap>> ctrl;
   // What each reconcile saw: key, and whether the object was in the cache.
   std::vector<std::string> seen;
+  std::function<void(const std::string& key)> during;  // runs inside each reconcile
   asio::cancellation_signal stop;
   bool done = false;
   kube::error_code run_ec;
@@ -119,6 +121,7 @@ struct rig {
     ctrl->async_run(
         [this](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
           seen.push_back(req.key + (req.gone() ? " gone" : " rv=" + std::string(req.object->resource_version())));
+          if (during) during(req.key);
           CHECK(req.namespace_ + "/" + req.name == req.key);
           co_return kc::reconcile_result::done();
         },
@@ -245,4 +248,103 @@ TEST_CASE("controller: enqueue checks the key - registering after start is refus
   CHECK(t.seen == std::vector<std::string>{"ns/by-hand gone"});
   // Registering after start is refused.
   CHECK_THROWS_AS(t.ctrl->owns<Secret>(t.secrets.inf), std::logic_error);
+}
+
+TEST_CASE("write_memory: a reconcile's writes wait for the key's next reconcile, newest per resource",
+          "[controller][read_your_writes]") {
+  kube::controller::write_memory m;
+  m.set_resources({{"", "secrets"}, {"apps", "deployments"}});
+  auto write = [&](std::string_view group, std::string_view resource, std::string_view rv) {
+    m.on_written({group, resource, "ns", "x", rv});
+  };
+  write("", "secrets", "5");  // no reconcile runs: nobody's
+  const auto a = m.begin();
+  write("", "secrets", "7");
+  write("", "secrets", "12");
+  write("", "secrets", "9");  // older than 12: 12 stays
+  write("apps", "deployments", "8");
+  write("", "configmaps", "13");  // no informer of ours: not kept
+  write("", "secrets", "");       // no resourceVersion: not kept
+  const auto b = m.begin();       // overlaps a: a write now counts for both
+  write("", "secrets", "20");
+  m.end(a, "ns/a");
+  write("", "secrets", "21");  // b only
+  m.end(b, "ns/b");
+  CHECK(m.keys() == 2);
+
+  auto got_a = m.take("ns/a");
+  REQUIRE(got_a.size() == 2);
+  CHECK(got_a[0].resource == "secrets");
+  CHECK(got_a[0].resource_version == "20");
+  CHECK(got_a[1].group == "apps");
+  CHECK(got_a[1].resource_version == "8");
+  CHECK(m.take("ns/a").empty());  // taken: the next reconcile does not wait again
+  auto got_b = m.take("ns/b");
+  REQUIRE(got_b.size() == 1);
+  CHECK(got_b[0].resource_version == "21");
+  CHECK(m.keys() == 0);
+
+  // Two reconciles of one key, one after the other, before the next: merged.
+  const auto c = m.begin();
+  write("", "secrets", "30");
+  m.end(c, "ns/c");
+  const auto d = m.begin();
+  write("apps", "deployments", "31");
+  m.end(d, "ns/c");
+  CHECK(m.take("ns/c").size() == 2);
+}
+
+TEST_CASE("controller: the next reconcile of a key waits until its informers observed the key's writes, bounded",
+          "[controller][read_your_writes]") {
+  rig t;
+  std::vector<std::string> writes;  // "key rv": what the next reconcile of key writes
+  t.during = [&](const std::string& key) {
+    if (!writes.empty() && writes.front().starts_with(key + " ")) {
+      const std::string rv = writes.front().substr(key.size() + 1);
+      writes.erase(writes.begin());
+      // What the client tells the controller after a write of a Secret.
+      t.ctrl->writes()->on_written({"", "secrets", "ns", "child", rv});
+    }
+  };
+  writes.push_back("ns/a 50");
+  t.start();
+  t.cms.sync({make<ConfigMap>("ns", "a", "1"), make<ConfigMap>("ns", "b", "2")});
+  t.secrets.sync({});
+  t.services.sync({});
+  t.poll();
+  CHECK(t.seen.size() == 2);
+  t.seen.clear();
+  using fc = ki::fake_lister_watcher<ConfigMap>;
+  using fs = ki::fake_lister_watcher<Secret>;
+
+  // a wrote Secret 50: its next reconcile waits for the Secret informer to observe it; b's does not.
+  t.cms.push(fc::modified(make<ConfigMap>("ns", "a", "20")));
+  t.cms.push(fc::modified(make<ConfigMap>("ns", "b", "21")));
+  t.poll();
+  CHECK(t.seen == std::vector<std::string>{"ns/b rv=21"});
+  t.secrets.push(fs::added(make<Secret>("ns", "child", "50")));
+  t.poll();
+  CHECK(t.seen == std::vector<std::string>{"ns/b rv=21", "ns/a rv=20"});
+  CHECK(t.ctrl->writes()->keys() == 0);
+
+  // Waited for once: the reconcile after that reads at once.
+  t.cms.push(fc::modified(make<ConfigMap>("ns", "a", "22")));
+  t.poll();
+  CHECK(t.seen.back() == "ns/a rv=22");
+
+  // A write the informer never shows (say, filtered out): the wait ends at
+  // controller_params::read_your_writes_timeout (10 s), by the queue's clock.
+  writes.push_back("ns/a 99");
+  t.cms.push(fc::modified(make<ConfigMap>("ns", "a", "23")));
+  t.poll();
+  CHECK(t.seen.back() == "ns/a rv=23");  // this reconcile wrote 99
+  t.cms.push(fc::modified(make<ConfigMap>("ns", "a", "24")));
+  t.poll();
+  CHECK(t.seen.back() == "ns/a rv=23");  // waits
+  t.qclk.advance(9s);
+  t.poll();
+  CHECK(t.seen.back() == "ns/a rv=23");
+  t.qclk.advance(1s);
+  t.poll();
+  CHECK(t.seen.back() == "ns/a rv=24");
 }

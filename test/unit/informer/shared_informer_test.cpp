@@ -374,3 +374,111 @@ TEST_CASE("informer: the transform runs before caching - strip_managed_fields dr
   CHECK(s->object().at("data").at("k").as_string() == "v");
   CHECK(u->object().at("metadata").as_object().contains("managedFields"));  // input untouched
 }
+
+TEST_CASE("informer: async_wait_for_resource_version completes once the cache has observed that version",
+          "[informer][shared_informer][resource_version]") {
+  informer_rig t;
+  std::vector<std::string> done;  // "rv ok" or "rv <error>", in completion order
+  auto wait = [&](const std::string& rv, asio::cancellation_slot slot = {}) {
+    t.inf->async_wait_for_resource_version(rv, asio::bind_cancellation_slot(slot, [&done, rv](error_code ec) {
+                                             done.push_back(rv + (ec ? " " + ec.message() : " ok"));
+                                           }));
+  };
+  wait("10");  // before the informer runs: it waits
+  t.poll();
+  CHECK(done.empty());
+  t.start();
+  CHECK(done.empty());
+  t.lw->push_list({obj("a", "1"), obj("b", "2")}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(done == std::vector<std::string>{"10 ok"});
+  CHECK(t.inf->observed_resource_version() == "10");
+
+  wait("9");  // older: at once
+  wait("12");
+  wait("15");
+  t.poll();
+  CHECK(done == std::vector<std::string>{"10 ok", "9 ok"});
+
+  t.lw->stream(0)->push(fake::added(obj("c", "11")));
+  t.poll();
+  CHECK(done.size() == 2);
+  t.lw->stream(0)->push(fake::modified(obj("a", "12")));
+  t.poll();
+  REQUIRE(done.size() == 3);
+  CHECK(done[2] == "12 ok");
+  CHECK(t.inf->cache()->get_by_key("ns/a")->rv == "12");  // what the waiter may now read
+
+  t.lw->stream(0)->push(fake::bookmark("15"));  // nothing changed up to 15: a bookmark says so
+  t.poll();
+  REQUIRE(done.size() == 4);
+  CHECK(done[3] == "15 ok");
+
+  // Not numbers: refused at once.
+  wait("016");
+  wait("x");
+  t.poll();
+  REQUIRE(done.size() == 6);
+  CHECK(done[4] == "016 " + make_error_code(std::errc::invalid_argument).message());
+  CHECK(done[5] == "x " + make_error_code(std::errc::invalid_argument).message());
+
+  // Cancelled.
+  asio::cancellation_signal cancel;
+  wait("100", cancel.slot());
+  t.poll();
+  cancel.emit(asio::cancellation_type::terminal);
+  t.poll();
+  REQUIRE(done.size() == 7);
+  CHECK(done[6] == "100 " + make_error_code(asio::error::operation_aborted).message());
+
+  // The informer stops: its waiters fail, and so do later ones.
+  wait("200");
+  t.poll();
+  CHECK(done.size() == 7);
+  t.stop.emit(asio::cancellation_type::terminal);
+  t.poll();
+  const std::string not_running = make_error_code(kube::client_errc::not_running).message();
+  REQUIRE(done.size() == 8);
+  CHECK(done[7] == "200 " + not_running);
+  wait("1");
+  t.poll();
+  REQUIRE(done.size() == 9);
+  CHECK(done[8] == "1 " + not_running);
+}
+
+TEST_CASE("informer: the observed resourceVersion waits for queued deltas and never goes back",
+          "[informer][shared_informer][resource_version]") {
+  informer_rig t;
+  std::vector<std::string> done;
+  t.start();
+  t.lw->push_list({obj("a", "1")}, "20");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(t.inf->observed_resource_version() == "20");
+  // A watch that ends with 410, then a relist that answers an older list:
+  // what the cache observed stays.
+  t.lw->stream(0)->push(fake::error(api_errc::expired, "too old"));
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  t.lw->push_list({obj("a", "1")}, "18");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.poll();
+  CHECK(t.inf->observed_resource_version() == "20");
+  t.inf->async_wait_for_resource_version("19", [&](error_code ec) { done.push_back(ec ? ec.message() : "ok"); });
+  t.poll();
+  CHECK(done == std::vector<std::string>{"ok"});
+  // A burst larger than the processor's turn (64 deltas) is applied across
+  // several turns of the strand; the waiter completes after the last.
+  // It sees every one of them in the cache when it completes.
+  t.inf->async_wait_for_resource_version("300", [&](error_code ec) {
+    done.push_back(ec ? ec.message() : "ok 300 with " + std::to_string(t.inf->cache()->list_keys().size()));
+  });
+  for (int i = 0; i < 200; ++i) {
+    t.lw->stream(1)->push(fake::added(obj("n" + std::to_string(i), std::to_string(101 + i))));
+  }
+  t.poll();
+  CHECK(done == std::vector<std::string>{"ok", "ok 300 with 201"});
+  CHECK(t.inf->cache()->list_keys().size() == 201);
+}

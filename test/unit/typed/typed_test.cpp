@@ -6,6 +6,7 @@
 #include "support/raw_http_server.hpp"
 #include "test_types.hpp"
 
+#include <kube/detail/write_observer.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -914,4 +915,58 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
     CHECK(d->server_message() == "configmaps \"a\" not found");
     CHECK(d->client_message().find("configmaps") != std::string::npos);
   }
+}
+
+namespace {
+// What a controller's write memory hears: "group/resource ns/name@rv".
+struct recording_observer final : kube::detail::write_observer {
+  std::vector<std::string> seen;
+  void on_written(const kube::detail::written_object& w) noexcept override {
+    seen.push_back(std::string(w.group) + "/" + std::string(w.resource) + " " + std::string(w.namespace_) + "/" +
+                   std::string(w.name) + "@" + std::string(w.resource_version));
+  }
+};
+}  // namespace
+
+TEST_CASE("write observers hear each stored write with its resourceVersion, nothing else", "[typed][write_observer]") {
+  auto obs = std::make_shared<recording_observer>();
+  auto gone = std::make_shared<recording_observer>();
+  with_server(
+      [](const http::request<http::string_body>& req) {
+        const std::string t(req.target());
+        const auto cm = [](const char* rv) {
+          return json_response(200, std::string(R"({"kind":"ConfigMap","metadata":{"name":"a","namespace":"demo",)") +
+                                        R"("resourceVersion":")" + rv + R"("}})");
+        };
+        if (t.find("dryRun") != std::string::npos) return std::vector<std::string>{cm("99")};
+        if (req.method() == http::verb::post && t.find("/configmaps") != std::string::npos &&
+            req.body().find("\"b\"") != std::string::npos)
+          return std::vector<std::string>{json_response(
+              409, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists","code":409})")};
+        if (req.method() == http::verb::post) return std::vector<std::string>{cm("41")};
+        if (req.method() == http::verb::put) return std::vector<std::string>{cm("42")};
+        if (req.method() == http::verb::patch) return std::vector<std::string>{cm("43")};
+        return std::vector<std::string>{cm("40")};  // get
+      },
+      [&](kube::client c) -> asio::awaitable<void> {
+        kube::detail::add_write_observer(c, obs);
+        kube::detail::add_write_observer(c, gone);
+        gone.reset();  // held weakly: a gone observer is dropped
+        kube::api<ConfigMap> cms(c, "demo");
+        ConfigMap a;
+        a.metadata.name = "a";
+        co_await cms.async_get("a");
+        co_await cms.async_create(a);
+        co_await cms.async_replace(a);
+        co_await cms.async_patch("a", kube::patch_type::merge, R"({"data":{"k":"v"}})");
+        kube::write_params dry;
+        dry.dry_run = true;
+        co_await cms.async_create(a, dry);  // stores nothing
+        ConfigMap b;
+        b.metadata.name = "b";
+        const kube::write_params plain;  // named: g++ 12 and class temporaries inside co_await (client.md)
+        auto [ec, ignored] = co_await cms.async_create(b, plain, asio::as_tuple(asio::use_awaitable));
+        CHECK(ec == kube::api_errc::already_exists);
+      });
+  CHECK(obs->seen == std::vector<std::string>{"/configmaps demo/a@41", "/configmaps demo/a@42", "/configmaps demo/a@43"});
 }

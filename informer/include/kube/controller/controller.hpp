@@ -46,11 +46,16 @@
 #include <kube/controller/owner.hpp>
 #include <kube/controller/reconcile.hpp>
 #include <kube/controller/work_loop.hpp>
+#include <kube/controller/write_memory.hpp>
+#include <kube/detail/write_observer.hpp>
+#include <kube/informer/clock.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/lister.hpp>
 #include <kube/informer/shared_informer.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -62,7 +67,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace kube::controller {
@@ -72,6 +80,15 @@ namespace kube::controller {
 /// owns<U>() when T is not a resource type (e.g. kube::unstructured).
 struct controller_params : work_loop_params {
   std::optional<owner_type> owner = std::nullopt;
+  /// Read your own writes (docs/guides/controllers.md): what a reconcile
+  /// writes through the factory's client (and remember_writes_of's) is
+  /// remembered per key, and the key's next reconcile first waits until
+  /// the controller's informers have observed those resourceVersions.
+  /// Off: every reconcile reads the caches as they are.
+  bool read_your_writes = true;
+  /// The longest that wait lasts; the reconcile then runs on the caches as
+  /// they are (controller_metrics::on_cache_wait says it did not catch up).
+  std::chrono::milliseconds read_your_writes_timeout{10'000};
 };
 
 template <class T>
@@ -87,6 +104,7 @@ public:
       : controller(factory.get_client().get_executor(), factory.for_type<T>(),
                    with_metrics(std::move(options), factory)) {
     factory_ = &factory;
+    remember_writes_of(factory.get_client());
   }
 
   /// Any informer of T (e.g. over the dynamic client or a scripted fake).
@@ -94,6 +112,8 @@ public:
              controller_params options = {})
       : primary_(std::move(primary)),
         owner_(options.owner),
+        read_your_writes_timeout_(options.read_your_writes_timeout),
+        memory_(options.read_your_writes ? std::make_shared<write_memory>() : nullptr),
         loop_(std::make_shared<work_loop>(ex, options)) {
     if (!primary_) {
       throw std::invalid_argument("kube::controller::controller: the primary informer is null");
@@ -192,6 +212,21 @@ public:
     loop_->enqueue(key);
   }
 
+  /// Writes through `c` (any copy of it) count as this controller's own
+  /// (controller_params::read_your_writes): the factory's client is
+  /// registered by the factory constructor; a controller over informers
+  /// given by hand registers the clients its reconciles write with. No
+  /// effect with read_your_writes off.
+  void remember_writes_of(const kube::client& c) {
+    if (memory_) {
+      kube::detail::add_write_observer(c, memory_);
+    }
+  }
+
+  /// What the reconciles wrote and the next reconciles will wait for (null
+  /// with read_your_writes off).
+  [[nodiscard]] const std::shared_ptr<write_memory>& writes() const noexcept { return memory_; }
+
   /// Runs until cancelled; completion void(error_code): operation_aborted
   /// after a graceful stop (see work_loop).
   template <class Token = kube::use_awaitable_t>
@@ -212,12 +247,29 @@ public:
         co_return reconcile_result::failed(make_error_code(boost::system::errc::invalid_argument),
                                            "malformed key \"" + key + "\" (want namespace/name or name)");
       }
+      if (memory_) {
+        co_await catch_up(key);
+      }
       req.object = primary_->cache()->get_by_key(key);
+      // The writes made until the reconcile ends are remembered for the key.
+      std::optional<reconcile_writes> remembered;
+      if (memory_) {
+        remembered.emplace(*memory_, key);
+      }
       // The request is passed outside the co_await expression (g++ 12 and
       // class temporaries inside co_await: see docs/guides/client.md).
       auto op = r(std::move(req));
       co_return co_await std::move(op);
     };
+    if (memory_) {
+      std::vector<std::pair<std::string, std::string>> resources;
+      for (const auto& t : tracked_) {
+        if (t.wait_for_resource_version) {
+          resources.emplace_back(t.group, t.resource);
+        }
+      }
+      memory_->set_resources(std::move(resources));
+    }
     return loop_->async_run(
         std::move(wrapped), [this] { return wait_synced(); }, std::forward<Token>(token));
   }
@@ -236,7 +288,68 @@ private:
     /// Completes once the informer has synced and the handler has received
     /// its cache.
     std::function<boost::asio::awaitable<void>()> wait_synced;
+    /// The informer's resource, and its async_wait_for_resource_version
+    /// (empty: not a resource type, not waited for).
+    std::string group, resource;
+    std::function<boost::asio::awaitable<std::tuple<error_code>>(std::string)> wait_for_resource_version;
   };
+
+  // One reconcile's writes: from its start to its end (also when it throws
+  // or is cancelled).
+  struct reconcile_writes {
+    reconcile_writes(write_memory& m, const std::string& k)
+        : memory(m),
+          key(k),
+          id(m.begin()) {}
+    reconcile_writes(const reconcile_writes&) = delete;
+    reconcile_writes& operator=(const reconcile_writes&) = delete;
+    ~reconcile_writes() { memory.end(id, key); }
+    write_memory& memory;
+    std::string key;
+    std::uint64_t id;
+  };
+
+  // Waits (bounded, by the work loop's clock) until the informers have
+  // observed what the key's earlier reconciles wrote.
+  boost::asio::awaitable<void> catch_up(const std::string& key) {
+    const std::vector<written_version> pending = memory_->take(key);
+    if (pending.empty()) {
+      co_return;
+    }
+    using namespace boost::asio::experimental::awaitable_operators;
+    const kube::clock& clk = loop_->queue().time_source();
+    const auto start = clk.now();
+    const auto deadline = start + read_your_writes_timeout_;
+    bool caught_up = true;
+    for (const auto& w : pending) {
+      for (const auto& t : tracked_) {
+        if (!caught_up || !t.wait_for_resource_version || t.group != w.group || t.resource != w.resource) {
+          continue;
+        }
+        const auto left = deadline - clk.now();
+        if (left <= kube::clock::duration::zero()) {
+          caught_up = false;
+          continue;
+        }
+        auto done = co_await (t.wait_for_resource_version(w.resource_version) || bound(clk, left));
+        if (done.index() != 0 || std::get<0>(std::get<0>(done))) {
+          caught_up = false;  // the bound passed, or the informer stopped
+        }
+      }
+    }
+    if (const auto& m = loop_->metrics()) {
+      m->on_cache_wait(clk.now() - start, caught_up);
+    }
+  }
+
+  // Completes after `d`, also when cancelled: the wait it bounds is
+  // cancelled with it.
+  static boost::asio::awaitable<void> bound(const kube::clock& clk, kube::clock::duration d) {
+    try {
+      co_await informer::sleep(clk, d);
+    } catch (const boost::system::system_error&) {  // NOLINT(bugprone-empty-catch): cancelled
+    }
+  }
 
   // The factory's client's metrics provider, unless the options name one.
   static controller_params with_metrics(controller_params o, const informer::informer_factory& f) {
@@ -290,6 +403,15 @@ private:
       // The handler has run for every object of the informer's first list.
       co_await reg->async_wait_for_sync(boost::asio::use_awaitable);
     };
+    if constexpr (resource<U>) {
+      const std::string_view api_version = resource_traits<U>::api_version;
+      const auto slash = api_version.find('/');
+      t.group = slash == std::string_view::npos ? std::string() : std::string(api_version.substr(0, slash));
+      t.resource = std::string(resource_traits<U>::plural);
+      t.wait_for_resource_version = [inf](std::string rv) {
+        return inf->async_wait_for_resource_version(std::move(rv), boost::asio::as_tuple(boost::asio::use_awaitable));
+      };
+    }
     tracked_.push_back(std::move(t));
   }
 
@@ -302,6 +424,8 @@ private:
   std::shared_ptr<informer::shared_index_informer<T>> primary_;
   std::optional<owner_type> owner_;
   informer::informer_factory* factory_ = nullptr;
+  std::chrono::milliseconds read_your_writes_timeout_;
+  std::shared_ptr<write_memory> memory_;  // null: read_your_writes off
   std::shared_ptr<work_loop> loop_;
   std::vector<tracked> tracked_;
 };

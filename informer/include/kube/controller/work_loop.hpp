@@ -115,6 +115,8 @@ public:
   [[nodiscard]] workqueue::rate_limited_queue<std::string>& queue() noexcept { return *queue_; }
 
   [[nodiscard]] work_loop_stats stats() const noexcept;
+  /// The controller's metrics hooks (null: none).
+  [[nodiscard]] const std::shared_ptr<kube::metrics::controller_metrics>& metrics() const noexcept { return metrics_; }
   /// True once the workers run (ready completed).
   [[nodiscard]] bool started() const noexcept { return workers_started_.load(std::memory_order_acquire); }
 

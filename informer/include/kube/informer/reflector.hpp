@@ -78,6 +78,9 @@ struct reflector_params {
   transform_func<T> transform = {};
   key_func<T> key = default_key_func<T>();   ///< for the streaming list's temporary store and the held-object lookup
   std::function<void()> after_replace = {};  ///< called after each replace into the FIFO (the informer's sync check)
+  /// Called after last_sync_resource_version() moved (a list, a watch event,
+  /// a bookmark), once what it covers is in the FIFO.
+  std::function<void()> after_resource_version = {};
   /// Lists, watches, stalls and resourceVersions go here (null: nowhere);
   /// an informer passes its informer_params::metrics.
   std::shared_ptr<kube::metrics::informer_metrics> metrics = nullptr;
@@ -582,6 +585,9 @@ private:
         if (o_.metrics) {
           o_.metrics->on_resource_version(last_rv_);
         }
+        if (o_.after_resource_version) {
+          o_.after_resource_version();
+        }
       }
       ++out.events;
     }
@@ -648,6 +654,9 @@ private:
     if (o_.metrics) {
       o_.metrics->on_list(items, o_.clk->now() - start, stats_.syncs() > 0);
       o_.metrics->on_resource_version(last_rv_);
+    }
+    if (o_.after_resource_version) {
+      o_.after_resource_version();
     }
   }
 

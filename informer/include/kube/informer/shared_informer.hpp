@@ -10,6 +10,8 @@
 #include <kube/informer/lister_watcher.hpp>
 #include <kube/informer/reflector.hpp>
 #include <kube/logger.hpp>
+#include <kube/resource_version.hpp>
+#include <kube/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <compare>
 #include <concepts>
 #include <cstdint>
 #include <deque>
@@ -220,6 +223,7 @@ public:
         reflector_(std::move(lw), fifo_, reflector_opts()),
         clk_(reflector_.options().clk),
         sync_cv_(strand_, boost::asio::steady_timer::time_point::max()),
+        rv_cv_(strand_, boost::asio::steady_timer::time_point::max()),
         check_period_(o_.default_resync),
         delivery_(std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog,
                                              o_.metrics)) {}
@@ -283,6 +287,35 @@ public:
     return kube::detail::async_spawn(
         strand_, [this] { return wait_for_sync(); }, std::forward<Token>(token));
   }
+
+  /// Completes (void(error_code)) once the cache has observed
+  /// resourceVersion `rv` of this resource, or a newer one: every change up
+  /// to `rv` that this informer watches is in the cache, and was queued for
+  /// the handlers. Use it after a write, with the resourceVersion the
+  /// server gave the written object, before reading the cache.
+  ///
+  /// The cache's resourceVersion is the reflector's last one (a list, a
+  /// watch event, a bookmark) once everything the reflector received has
+  /// been applied to the cache: while deltas wait in the FIFO it stays
+  /// where it was. resourceVersions are compared as numbers (see
+  /// kube/resource_version.hpp: guaranteed since Kubernetes 1.35, always
+  /// so with etcd).
+  ///
+  /// Errors: errc::invalid_argument when `rv` is not such a number, or the
+  /// server's resourceVersions are not (checked once the informer has
+  /// one); client_errc::not_running when the informer stops, or has run and
+  /// stopped; operation_aborted when cancelled. Waits while the informer
+  /// has not started yet. The informer must outlive the operation.
+  template <class Token = kube::use_awaitable_t>
+  auto async_wait_for_resource_version(std::string rv, Token&& token = {}) {
+    return kube::detail::async_spawn(
+        strand_, [this, rv = std::move(rv)] { return wait_for_resource_version(rv); }, std::forward<Token>(token));
+  }
+
+  /// The resourceVersion the cache has observed (see
+  /// async_wait_for_resource_version); empty before the first sync. On the
+  /// informer's strand only: from elsewhere, wait instead.
+  [[nodiscard]] const std::string& observed_resource_version() const noexcept { return observed_rv_; }
 
   /// True once the first list is in the cache (the handlers may still be
   /// running for it: see handler_registration::has_synced).
@@ -497,6 +530,7 @@ private:
       }
       check_synced();
     };
+    r.after_resource_version = [this] { advance_observed(); };  // a bookmark with nothing queued
     r.metrics = o_.metrics;
     if (!r.clk) {
       r.clk = default_clock();
@@ -538,6 +572,7 @@ private:
       ~reset() {
         self->running_ = false;
         self->drop_all_pending();
+        self->rv_cv_.cancel();  // its waiters fail: not running
       }
     } r{this};
     using namespace boost::asio::experimental::awaitable_operators;
@@ -575,7 +610,49 @@ private:
         process(*dl);
       }
       check_synced();
+      advance_observed();
     }
+  }
+
+  // The cache covers the reflector's resourceVersion once the FIFO is
+  // empty (each pop is processed before anything else runs on the strand).
+  void advance_observed() {
+    if (!fifo_.empty()) {
+      return;
+    }
+    const std::string& last = reflector_.last_sync_resource_version();
+    if (last.empty() || last == observed_rv_) {
+      return;
+    }
+    // Never backwards (a relist may come back with an older list).
+    const auto order = compare_resource_versions(last, observed_rv_);
+    if (observed_rv_.empty() || !order || *order == std::strong_ordering::greater) {
+      observed_rv_ = last;
+      rv_cv_.cancel();
+    }
+  }
+
+  boost::asio::awaitable<void> wait_for_resource_version(std::string rv) {
+    if (!is_ordered_resource_version(rv)) {
+      throw boost::system::system_error(make_error_code(boost::system::errc::invalid_argument),
+                                        o_.name + ": resourceVersion \"" + rv + "\" is not a decimal number");
+    }
+    co_await kube::detail::wait_until(rv_cv_, [this, &rv] {  // rv_cv_ cancelled by advance_observed and at the stop
+      if (!running_ && started_.load()) {
+        throw boost::system::system_error(make_error_code(client_errc::not_running),
+                                          o_.name + ": the informer stopped");
+      }
+      if (observed_rv_.empty()) {
+        return false;
+      }
+      const auto order = compare_resource_versions(observed_rv_, rv);
+      if (!order) {
+        throw boost::system::system_error(make_error_code(boost::system::errc::invalid_argument),
+                                          o_.name + ": the server's resourceVersion \"" + observed_rv_ +
+                                              "\" is not a number; it cannot be ordered");
+      }
+      return *order != std::strong_ordering::less;
+    });
   }
 
   boost::asio::awaitable<void> resync_loop() {
@@ -674,6 +751,8 @@ private:
   reflector<T> reflector_;
   std::shared_ptr<const clock> clk_;
   boost::asio::steady_timer sync_cv_;
+  boost::asio::steady_timer rv_cv_;  // cancelled when observed_rv_ moves or the informer stops
+  std::string observed_rv_;          // see async_wait_for_resource_version
   std::chrono::milliseconds check_period_;
   std::shared_ptr<delivery> delivery_;
   std::vector<std::shared_ptr<listener>> listeners_;

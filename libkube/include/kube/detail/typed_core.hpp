@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -144,6 +145,16 @@ void check_typed_target(const typed_target& t);
 struct typed_done {};
 using typed_completion = completion<typed_done>;
 
+/// What a write observer is told of a written object.
+struct object_identity {
+  std::string_view namespace_, name, resource_version;
+};
+
+/// An accessor whose string outlives the call (a view into the object, or
+/// a reference to its member): what object_identity may keep.
+template <class S>
+concept stable_text = std::is_same_v<S, std::string_view> || std::is_lvalue_reference_v<S>;
+
 /// Where a decoded body goes.
 struct decode_slot {
   codec::decode_fn decode = nullptr;
@@ -152,6 +163,9 @@ struct decode_slot {
   codec::type_meta_fn type_meta = nullptr;    ///< apiVersion and kind of a protobuf body
   void* out = nullptr;
   std::shared_ptr<void> keep;  ///< keeps *out alive while the operation runs
+  /// The decoded object's namespace, name and resourceVersion (types that
+  /// have them), for the write observers.
+  object_identity (*identity)(const void* out) = nullptr;
 };
 
 /// A delete's answer: the object (decoded with decode) or a Status.
@@ -407,6 +421,16 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
   s.type_meta = &codec::type_meta_erased<R>;
   s.out = out.get();
   s.keep = std::move(out);
+  if constexpr (requires(const R& o) {
+                  { o.namespace_() } -> stable_text;
+                  { o.name() } -> stable_text;
+                  { o.resource_version() } -> stable_text;
+                }) {
+    s.identity = [](const void* p) {
+      const auto& o = *static_cast<const R*>(p);
+      return object_identity{o.namespace_(), o.name(), o.resource_version()};
+    };
+  }
   return s;
 }
 

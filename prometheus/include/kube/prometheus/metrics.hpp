@@ -86,6 +86,11 @@
 //   controller_runtime_reconcile_time_seconds histogram  controller   controller-runtime's buckets (0.005 to 60)
 //   controller_runtime_max_concurrent_reconciles gauge   controller   the worker count
 //   controller_runtime_active_workers         gauge      controller   reconciles running now
+//   controller_runtime_read_your_writes_wait_seconds histogram controller  kube's own: how long a reconcile
+//                                                               waited for its caches to observe the key's
+//                                                               last writes; reconcile-time buckets
+//   controller_runtime_read_your_writes_timeouts_total counter controller kube's own: waits that ended
+//                                                               before the caches caught up
 //       upstream: controller-runtime (pkg/internal/controller/metrics).
 //       Not recorded: controller_runtime_reconcile_panics_total and
 //       controller_runtime_terminal_reconcile_errors_total (the hooks have

@@ -134,6 +134,11 @@ public:
   virtual void on_active(unsigned active) { (void)active; }
   /// One reconcile finished.
   virtual void on_reconcile(reconcile_label result, duration took) { (void)result, (void)took; }
+  /// Before a reconcile, the controller waited `took` for its caches to
+  /// observe what the key's previous reconcile wrote (read your own
+  /// writes); `caught_up` is false when it stopped waiting first (the
+  /// bound passed, or an informer stopped).
+  virtual void on_cache_wait(duration took, bool caught_up) { (void)took, (void)caught_up; }
 };
 
 // ---- the workqueue -----------------------------------------------------------

@@ -1,0 +1,44 @@
+#pragma once
+
+// Who is told of a client's writes: the controller runtime remembers what a
+// reconcile wrote, so that the next reconcile of the same key can wait for
+// its caches to catch up (docs/guides/controllers.md, "Reading your own
+// writes").
+
+#include <memory>
+#include <string_view>
+
+namespace kube {
+class client;
+}  // namespace kube
+
+namespace kube::detail {
+
+/// One successful write: its resource and the resourceVersion the server
+/// gave the written object.
+struct written_object {
+  std::string_view group;     ///< "" for the core group
+  std::string_view resource;  ///< plural: "configmaps"
+  std::string_view namespace_;
+  std::string_view name;
+  std::string_view resource_version;
+};
+
+class write_observer {
+public:
+  write_observer() = default;
+  write_observer(const write_observer&) = delete;
+  write_observer& operator=(const write_observer&) = delete;
+  virtual ~write_observer() = default;
+
+  /// Called on the client's strand after the answer was decoded, before the
+  /// writer's completion runs. Must not block, must not throw.
+  virtual void on_written(const written_object& w) noexcept = 0;
+};
+
+/// `o` (held weakly: it is dropped once gone) is told every successful
+/// create, replace, patch or apply, status included, of a typed `api<T>` or
+/// a `dynamic_api` made through `c` or any copy of it. Thread-safe.
+void add_write_observer(const client& c, std::weak_ptr<write_observer> o);
+
+}  // namespace kube::detail

@@ -1,0 +1,183 @@
+// Read your own writes, against the real apiserver with a slow watch: the
+// controller's informers go through Toxiproxy with a latency toxic on what
+// the apiserver sends, its writes go straight to the apiserver. The
+// reconcile creates a child Secret when its cache shows none, and requeues
+// itself every 50 ms (a burst of requeues far shorter than the watch's
+// delay). With read_your_writes on, each reconcile after the create first
+// waits until the Secret informer has observed it: exactly one child. Off,
+// the reconciles read a cache without the child: several. kubectl counts
+// the children.
+#include "fault/fault_support.hpp"
+#include "support/client_support.hpp"
+#include "support/toxiproxy.hpp"
+
+#include <kube/api/core/v1/config_map.hpp>
+#include <kube/api/core/v1/secret.hpp>
+#include <kube/controller/controller.hpp>
+#include <kube/informer/informer_factory.hpp>
+#include <kube/typed/api.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+using namespace kube_test;
+using namespace std::chrono_literals;
+namespace kc = kube::controller;
+namespace ki = kube::informer;
+using ConfigMap = k8s::core::v1::ConfigMap;
+using Secret = k8s::core::v1::Secret;
+
+namespace {
+
+// Counts the controller's cache waits.
+struct wait_hooks final : kube::metrics::controller_metrics {
+  int waits = 0, caught_up = 0;
+  duration longest{};
+  void on_cache_wait(duration took, bool ok) override {
+    ++waits;
+    caught_up += ok ? 1 : 0;
+    longest = std::max(longest, took);
+  }
+};
+struct wait_provider final : kube::metrics::provider {
+  std::shared_ptr<wait_hooks> hooks = std::make_shared<wait_hooks>();
+  std::shared_ptr<kube::metrics::controller_metrics> controller(std::string_view) override { return hooks; }
+};
+
+constexpr int reconciles_per_run = 12;
+constexpr auto watch_delay = 1500ms;  // the latency toxic; the requeues come every 50 ms
+
+struct outcome {
+  int children = 0;  // by kubectl
+  int creates = 0;   // the reconciles that created one
+  int reconciles = 0;
+  int waits = 0, caught_up = 0;
+  std::chrono::steady_clock::duration longest_wait{};
+};
+
+asio::awaitable<void> pause(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  t.expires_after(d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+outcome run_scenario(bool read_your_writes) {
+  const auto ns = unique_name(read_your_writes ? "ryw-on" : "ryw-off");
+  create_namespace(ns);
+  toxiproxy proxy;
+  proxy.reset();
+  outcome out;
+  with_admin_client([&](kube::client direct) -> asio::awaitable<void> {
+    auto proxied = kube::detail::client_access::make(co_await asio::this_coro::executor, proxied_settings());
+    ki::informer_factory_params fo;
+    fo.namespace_name = ns;
+    ki::informer_factory factory(proxied, fo);
+    auto provider = std::make_shared<wait_provider>();
+    kc::controller_params co;
+    co.name = "ryw";
+    co.workers = 2;
+    co.read_your_writes = read_your_writes;
+    co.metrics = provider;
+    kc::controller<ConfigMap> ctrl(factory, co);
+    ctrl.owns<Secret>();
+    ctrl.remember_writes_of(direct);  // the reconcile writes through this one
+    auto children = factory.for_type<Secret>()->make_lister();
+    kube::api<Secret> secrets(direct, ns);
+    kube::api<ConfigMap> cms(direct, ns);
+
+    ConfigMap parent;
+    parent.metadata.name = "parent";
+    const ConfigMap stored = co_await cms.async_create(parent);
+
+    bool started = false;
+    asio::cancellation_signal stop_ctrl, stop_factory;
+    bool ctrl_done = false, factory_done = false;
+    factory.async_run(
+        asio::bind_cancellation_slot(stop_factory.slot(), [&](kube::error_code) { factory_done = true; }));
+    ctrl.async_run(
+        [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
+          // The children's own events enqueue the parent again: after the burst, nothing.
+          if (req.gone() || !started || out.reconciles >= reconciles_per_run) co_return kc::reconcile_result::done();
+          ++out.reconciles;
+          if (children.in_namespace(ns).list().empty()) {
+            Secret s;
+            s.metadata.generate_name = "child-";
+            s.metadata.labels = std::map<std::string, std::string>{{"parent", "parent"}};
+            k8s::meta::v1::OwnerReference ref;
+            ref.api_version = "v1";
+            ref.kind = "ConfigMap";
+            ref.name = "parent";
+            ref.uid = std::string(stored.uid());
+            ref.controller = true;
+            s.metadata.owner_references.emplace().push_back(ref);
+            co_await secrets.async_create(s);
+            ++out.creates;
+          }
+          if (out.reconciles >= reconciles_per_run) co_return kc::reconcile_result::done();
+          co_return kc::reconcile_result::requeue_after(50ms);
+        },
+        asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code) { ctrl_done = true; }));
+    // Synced (and the parent reconciled once, as a no-op) before the watch slows down.
+    co_await ctrl.primary()->async_wait_for_sync(asio::use_awaitable);
+    co_await pause(500ms);
+    {
+      scoped_toxic slow(proxy, {"ryw-latency",
+                                "latency",
+                                "downstream",
+                                1.0,
+                                {{"latency", static_cast<int>(watch_delay.count())}, {"jitter", 0}}});
+      started = true;
+      ctrl.enqueue(ns + "/parent");
+      // The burst, plus the watch's delay for what it wrote.
+      for (int i = 0; i < 400 && out.reconciles < reconciles_per_run; ++i) co_await pause(50ms);
+      co_await pause(watch_delay + 1000ms);
+    }
+    stop_ctrl.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 400 && !ctrl_done; ++i) co_await pause(50ms);
+    stop_factory.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 400 && !factory_done; ++i) co_await pause(50ms);
+    CHECK(ctrl_done);
+    CHECK(factory_done);
+    out.waits = provider->hooks->waits;
+    out.caught_up = provider->hooks->caught_up;
+    out.longest_wait = provider->hooks->longest;
+  });
+  const std::string listed =
+      sh_out(kubectl() + " get secrets -n " + ns + " -l parent=parent -o name --no-headers | wc -l");
+  out.children = std::stoi(listed);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("read your own writes: a burst of requeues under a slow watch creates exactly one child",
+          "[controller][integration][fault]") {
+  const outcome on = run_scenario(true);
+  WARN("on: reconciles " << on.reconciles << ", creates " << on.creates << ", children " << on.children << ", waits "
+                         << on.waits << " (caught up " << on.caught_up << "), longest wait "
+                         << std::chrono::duration_cast<std::chrono::milliseconds>(on.longest_wait).count() << " ms");
+  CHECK(on.reconciles == reconciles_per_run);
+  CHECK(on.children == 1);
+  CHECK(on.creates == 1);
+  // The reconcile after the create waited for the watch to bring it: about the toxic's delay.
+  CHECK(on.waits >= 1);
+  CHECK(on.caught_up == on.waits);
+  CHECK(on.longest_wait >= watch_delay / 2);
+}
+
+TEST_CASE("read your own writes off: the same burst reads a stale cache and creates duplicates",
+          "[controller][integration][fault]") {
+  const outcome off = run_scenario(false);
+  WARN("off: reconciles " << off.reconciles << ", creates " << off.creates << ", children " << off.children);
+  CHECK(off.reconciles == reconciles_per_run);
+  CHECK(off.children > 1);  // what the feature prevents
+  CHECK(off.children == off.creates);
+  CHECK(off.waits == 0);
+}
