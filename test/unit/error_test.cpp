@@ -52,7 +52,7 @@ TEST_CASE("kube::error carries the server Status and both messages", "[error]") 
   CHECK(what.find("configmaps \"x\" not found") != std::string::npos);
 }
 
-TEST_CASE("resourceVersions compare as numbers of any length; anything else does not compare", "[resource_version]") {
+TEST_CASE("resourceVersions compare as numbers of any length, anything else does not compare", "[resource_version]") {
   using kube::compare_resource_versions;
   using kube::is_ordered_resource_version;
   CHECK(compare_resource_versions("9", "10") == std::strong_ordering::less);

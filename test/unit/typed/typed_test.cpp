@@ -968,5 +968,6 @@ TEST_CASE("write observers hear each stored write with its resourceVersion, noth
         auto [ec, ignored] = co_await cms.async_create(b, plain, asio::as_tuple(asio::use_awaitable));
         CHECK(ec == kube::api_errc::already_exists);
       });
-  CHECK(obs->seen == std::vector<std::string>{"/configmaps demo/a@41", "/configmaps demo/a@42", "/configmaps demo/a@43"});
+  CHECK(obs->seen ==
+        std::vector<std::string>{"/configmaps demo/a@41", "/configmaps demo/a@42", "/configmaps demo/a@43"});
 }

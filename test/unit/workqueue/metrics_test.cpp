@@ -195,7 +195,7 @@ TEST_CASE("metrics: an item whose delay ends but cannot be queued is dropped, an
   CHECK(q.len() == 1);
 }
 
-TEST_CASE("metrics: held items finished in any order; the unfinished work is theirs", "[workqueue][metrics]") {
+TEST_CASE("metrics: held items finished in any order - the unfinished work is theirs", "[workqueue][metrics]") {
   asio::io_context io;
   kube::manual_clock clk;
   auto m = std::make_shared<recording_hooks>();
