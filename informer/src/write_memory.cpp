@@ -6,7 +6,7 @@
 
 namespace kube::controller {
 
-void write_memory::set_resources(std::vector<std::pair<std::string, std::string>> resources) {
+void write_memory::set_resources(std::vector<watched_resource> resources) {
   const std::lock_guard lock(m_);
   resources_ = std::move(resources);
 }
@@ -47,8 +47,10 @@ void write_memory::on_written(const kube::detail::written_object& w) noexcept {
   try {
     const std::lock_guard lock(m_);
     if (active_.empty() || w.resource_version.empty()) return;
-    const bool watched = std::any_of(resources_.begin(), resources_.end(),
-                                     [&](const auto& r) { return r.first == w.group && r.second == w.resource; });
+    const bool watched = std::any_of(resources_.begin(), resources_.end(), [&](const watched_resource& r) {
+      return r.group == w.group && r.resource == w.resource &&
+             (r.namespace_name.empty() || r.namespace_name == w.namespace_);
+    });
     if (!watched) return;  // no informer of ours could show it
     const written_version v{std::string(w.group), std::string(w.resource), std::string(w.resource_version)};
     for (auto& [id, writes] : active_) merge(writes, v);

@@ -253,7 +253,8 @@ TEST_CASE("controller: enqueue checks the key - registering after start is refus
 TEST_CASE("write_memory: a reconcile's writes wait for the key's next reconcile, newest per resource",
           "[controller][read_your_writes]") {
   kube::controller::write_memory m;
-  m.set_resources({{"", "secrets"}, {"apps", "deployments"}});
+  // Secrets in any namespace; Deployments only in "ns" (a namespaced factory's).
+  m.set_resources({{"", "secrets", ""}, {"apps", "deployments", "ns"}});
   auto write = [&](std::string_view group, std::string_view resource, std::string_view rv) {
     m.on_written({group, resource, "ns", "x", rv});
   };
@@ -263,9 +264,10 @@ TEST_CASE("write_memory: a reconcile's writes wait for the key's next reconcile,
   write("", "secrets", "12");
   write("", "secrets", "9");  // older than 12: 12 stays
   write("apps", "deployments", "8");
-  write("", "configmaps", "13");  // no informer of ours: not kept
-  write("", "secrets", "");       // no resourceVersion: not kept
-  const auto b = m.begin();       // overlaps a: a write now counts for both
+  write("", "configmaps", "13");                              // no informer of ours: not kept
+  m.on_written({"apps", "deployments", "other", "x", "14"});  // outside the informer's namespace: not kept
+  write("", "secrets", "");                                   // no resourceVersion: not kept
+  const auto b = m.begin();                                   // overlaps a: a write now counts for both
   write("", "secrets", "20");
   m.end(a, "ns/a");
   write("", "secrets", "21");  // b only

@@ -104,6 +104,7 @@ public:
       : controller(factory.get_client().get_executor(), factory.for_type<T>(),
                    with_metrics(std::move(options), factory)) {
     factory_ = &factory;
+    scope_last<T>(factory);  // the primary, tracked by the constructor above
     remember_writes_of(factory.get_client());
   }
 
@@ -137,7 +138,11 @@ public:
 
   /// Events on U enqueue U's controller owner of type T. From the factory.
   template <class U>
-  requires resource<U> controller& owns() { return owns<U>(require_factory().template for_type<U>()); }
+  requires resource<U> controller& owns() {
+    owns<U>(require_factory().template for_type<U>());
+    scope_last<U>(*factory_);
+    return *this;
+  }
 
   /// The same over a given informer of U.
   template <class U>
@@ -159,7 +164,9 @@ public:
   /// strings). From the factory.
   template <class U, class Map>
   requires resource<U> controller& watches(Map map) {
-    return watches<U>(require_factory().template for_type<U>(), std::move(map));
+    watches<U>(require_factory().template for_type<U>(), std::move(map));
+    scope_last<U>(*factory_);
+    return *this;
   }
 
   /// The same over a given informer of U.
@@ -262,10 +269,10 @@ public:
       co_return co_await std::move(op);
     };
     if (memory_) {
-      std::vector<std::pair<std::string, std::string>> resources;
+      std::vector<watched_resource> resources;
       for (const auto& t : tracked_) {
         if (t.wait_for_resource_version) {
-          resources.emplace_back(t.group, t.resource);
+          resources.push_back({t.group, t.resource, t.namespace_name});
         }
       }
       memory_->set_resources(std::move(resources));
@@ -291,8 +298,20 @@ private:
     /// The informer's resource, and its async_wait_for_resource_version
     /// (empty: not a resource type, not waited for).
     std::string group, resource;
+    std::string namespace_name;  ///< the one it watches, when known (a factory's); empty: any
     std::function<boost::asio::awaitable<std::tuple<error_code>>(std::string)> wait_for_resource_version;
   };
+
+  // The informer just tracked came from `f`: a namespaced U is watched in
+  // the factory's namespace only (writes elsewhere are not waited for).
+  template <class U>
+  void scope_last(const informer::informer_factory& f) {
+    if constexpr (resource<U>) {
+      if (resource_traits<U>::namespaced && !tracked_.empty()) {
+        tracked_.back().namespace_name = f.namespace_name();
+      }
+    }
+  }
 
   // One reconcile's writes: from its start to its end (also when it throws
   // or is cancelled).

@@ -20,6 +20,14 @@
 
 namespace kube::controller {
 
+/// A resource one of the controller's informers watches: writes to it are
+/// kept, if they are in its namespace (empty: any).
+struct watched_resource {
+  std::string group;  ///< "" for the core group
+  std::string resource;
+  std::string namespace_name;
+};
+
 /// The newest resourceVersion written to one resource.
 struct written_version {
   std::string group;  ///< "" for the core group
@@ -31,9 +39,9 @@ struct written_version {
 /// and end on the controller's.
 class write_memory final : public kube::detail::write_observer {
 public:
-  /// Only writes to these resources (group, plural) are kept: the ones
-  /// the controller has informers for (set before the first reconcile).
-  void set_resources(std::vector<std::pair<std::string, std::string>> resources);
+  /// Only writes to these resources are kept: the ones the controller's
+  /// informers could show (set before the first reconcile).
+  void set_resources(std::vector<watched_resource> resources);
 
   /// A reconcile starts: writes from now on are its, until end(id, ...).
   [[nodiscard]] std::uint64_t begin();
@@ -53,7 +61,7 @@ private:
   static void merge(std::vector<written_version>& into, const written_version& w);
 
   mutable std::mutex m_;
-  std::vector<std::pair<std::string, std::string>> resources_;
+  std::vector<watched_resource> resources_;
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::vector<written_version>> active_;
   std::unordered_map<std::string, std::vector<written_version>> pending_;

@@ -205,6 +205,8 @@ public:
   }
 
   [[nodiscard]] const client& get_client() const noexcept { return client_; }
+  /// The namespace its informers of namespaced resources watch (empty: all).
+  [[nodiscard]] const std::string& namespace_name() const noexcept { return opts_.namespace_name; }
 
 private:
   struct entry {
