@@ -48,6 +48,7 @@
 #include <kube/controller/work_loop.hpp>
 #include <kube/controller/write_memory.hpp>
 #include <kube/detail/write_observer.hpp>
+#include <kube/discovery/group_version.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/key_func.hpp>
@@ -67,7 +68,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <tuple>
 #include <utility>
 #include <variant>
@@ -423,9 +423,7 @@ private:
       co_await reg->async_wait_for_sync(boost::asio::use_awaitable);
     };
     if constexpr (resource<U>) {
-      const std::string_view api_version = resource_traits<U>::api_version;
-      const auto slash = api_version.find('/');
-      t.group = slash == std::string_view::npos ? std::string() : std::string(api_version.substr(0, slash));
+      t.group = group_version::parse(resource_traits<U>::api_version).value_or(group_version{}).group;
       t.resource = std::string(resource_traits<U>::plural);
       t.wait_for_resource_version = [inf](std::string rv) {
         return inf->async_wait_for_resource_version(std::move(rv), boost::asio::as_tuple(boost::asio::use_awaitable));
