@@ -17,8 +17,16 @@
 // at http://ADDRESS:PORT/metrics (--metrics-bind-address, default
 // 127.0.0.1:8080; port 0 picks a free one, "0" turns the server off).
 //
+// Sharded (docs/guides/sharding.md): run several replicas with --shard
+// IDENTITY (unique per replica, e.g. the pod name); each reconciles only the
+// Foos the ring of live replicas assigns to it, holding a Lease
+// "sample-controller-shard-IDENTITY" in NAMESPACE as its membership.
+//
 // usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]
 //                          [--metrics-bind-address ADDRESS:PORT]
+//                          [--shard IDENTITY [--shard-lease-seconds N] [--shard-labels]]
+// --shard-labels: label mode, each replica caches only its own Foos and
+// Deployments (labelled shard.kube-cpp.dev/sample-controller=IDENTITY).
 #include <kube/typed/api.hpp>
 #include <kube/api/apps/v1/deployment.hpp>
 #include <kube/rest/client.hpp>
@@ -60,13 +68,19 @@ constexpr std::string_view field_manager = "sample-controller";
 
 constexpr std::string_view usage =
     "usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]\n"
-    "                         [--metrics-bind-address ADDRESS:PORT]\n";
+    "                         [--metrics-bind-address ADDRESS:PORT]\n"
+    "                         [--shard IDENTITY [--shard-lease-seconds N] [--shard-labels]]\n";
 
 struct options {
   std::string namespace_name = "default", kubeconfig, context;
   unsigned workers = 2;
   std::string metrics_address = "127.0.0.1:8080";  // "0": no metrics server
+  std::string shard;                               // this replica's identity; empty: not sharded
+  int shard_lease_seconds = 15;
+  bool shard_labels = false;
 };
+
+std::string replica;  // " shard-IDENTITY" in the log prefix when sharded
 
 // "ADDRESS:PORT" (an IPv6 address in brackets) for the metrics server.
 kube::prometheus::metrics_server_params metrics_endpoint(const std::string& s) {
@@ -109,13 +123,23 @@ options parse(int argc, char** argv) {
     } else if (a == "--metrics-bind-address") {
       o.metrics_address = value();
       if (o.metrics_address != "0") (void)metrics_endpoint(o.metrics_address);  // refused here, with the usage
+    } else if (a == "--shard") {
+      o.shard = value();
+    } else if (a == "--shard-labels") {
+      o.shard_labels = true;
+    } else if (a == "--shard-lease-seconds") {
+      const auto v = value();
+      const int n = std::stoi(v);
+      if (n < 3 || n > 300) throw std::invalid_argument("--shard-lease-seconds must be 3..300, got " + v);
+      o.shard_lease_seconds = n;
     } else
       throw std::invalid_argument("unknown argument " + std::string(a));
   }
+  if (o.shard_labels && o.shard.empty()) throw std::invalid_argument("--shard-labels needs --shard IDENTITY");
   return o;
 }
 
-void say(const std::string& line) { std::cout << "[sample-controller] " << line << std::endl; }
+void say(const std::string& line) { std::cout << "[sample-controller" << replica << "] " << line << std::endl; }
 
 // [owned]
 bool owned_by(const Deployment& d, const Foo& foo) {
@@ -126,12 +150,15 @@ bool owned_by(const Deployment& d, const Foo& foo) {
   return false;
 }
 
-Deployment new_deployment(const Foo& foo) {
+// `shard_label`: a sharded controller's label (label mode), so that the new
+// Deployment reaches this replica's cache at once.
+Deployment new_deployment(const Foo& foo, const std::optional<std::pair<std::string, std::string>>& shard_label = {}) {
   const kube::string_map<std::string> labels{{"app", "nginx"}, {"controller", std::string(foo.name())}};
   Deployment d;
   d.metadata.name = foo.spec->deployment_name;
   d.metadata.namespace_ = std::string(foo.namespace_());
   d.metadata.labels = labels;
+  if (shard_label) (*d.metadata.labels)[shard_label->first] = shard_label->second;
   k8s::meta::v1::OwnerReference ref;  // the Foo controls this Deployment
   ref.api_version = std::string(kube::resource_traits<Foo>::api_version);
   ref.kind = std::string(kube::resource_traits<Foo>::kind);
@@ -154,11 +181,13 @@ Deployment new_deployment(const Foo& foo) {
 class foo_controller {
 public:
   foo_controller(const kube::client& c, const std::string& ns, kube::event_recorder& recorder,
-                 ki::lister<Deployment> deployments)
+                 ki::lister<Deployment> deployments,
+                 std::optional<std::pair<std::string, std::string>> shard_label = std::nullopt)
       : foos_(c, ns),
         deployments_api_(c, ns),
         recorder_(recorder),
-        deployments_(std::move(deployments)) {}
+        deployments_(std::move(deployments)),
+        shard_label_(std::move(shard_label)) {}
 
   // [reconcile]
   asio::awaitable<kc::reconcile_result> reconcile(kc::reconcile_request<Foo> req) {
@@ -189,7 +218,7 @@ public:
     // informer to observe it before this reconcile (read your own writes), so no second create.
     auto dep = deployments_.get(req.namespace_, name);
     if (!dep) {
-      const Deployment want = new_deployment(foo);
+      const Deployment want = new_deployment(foo, shard_label_);
       const Deployment made = co_await deployments_api_.async_create(want);
       say("reconcile " + req.key + ": created Deployment " + name + " with " +
           std::to_string(made.spec->replicas.value_or(1)) + " replicas");
@@ -260,6 +289,7 @@ private:
   kube::api<Deployment> deployments_api_;
   kube::event_recorder& recorder_;
   ki::lister<Deployment> deployments_;
+  std::optional<std::pair<std::string, std::string>> shard_label_;
 };
 
 }  // namespace
@@ -296,12 +326,29 @@ int main(int argc, char** argv) {
     kube::event_recorder recorder(c, ro);
 
     // [setup]
+    kc::controller_params co;
     ki::informer_factory_params fo;
     fo.namespace_name = o.namespace_name;
     fo.strip_managed_fields = true;
+    if (!o.shard.empty()) {
+      // [sharding]
+      kc::sharding_params sp;
+      sp.ring = "sample-controller";
+      sp.lease_namespace = o.namespace_name;
+      sp.identity = o.shard;
+      sp.lease_duration = std::chrono::seconds(o.shard_lease_seconds);
+      sp.renew_deadline = sp.lease_duration * 2 / 3;
+      sp.retry_period = sp.lease_duration / 5;
+      sp.log.level = kube::log_level::info;  // joins, acknowledged views, removed replicas
+      // Label mode: this replica's informers select only its objects.
+      sp.label_objects = o.shard_labels;
+      if (sp.label_objects) fo.label_selector = kc::shard_label_selector(sp);
+      co.sharding = sp;
+      // [sharding-end]
+      replica = " " + o.shard;
+    }
     ki::informer_factory factory(c, fo);
 
-    kc::controller_params co;
     co.name = "sample-controller";
     co.workers = o.workers;
     co.on_reconciled = [](const kc::reconcile_outcome& r) {
@@ -313,7 +360,8 @@ int main(int argc, char** argv) {
     };
     kc::controller<Foo> ctrl(factory, co);  // watches Foos
     ctrl.owns<Deployment>();                // a Deployment's events reconcile its controlling Foo
-    foo_controller logic(c, o.namespace_name, recorder, factory.for_type<Deployment>()->make_lister());
+    foo_controller logic(c, o.namespace_name, recorder, factory.for_type<Deployment>()->make_lister(),
+                         ctrl.shard_label());
     // [setup-end]
 
     // [run]

@@ -3,6 +3,7 @@
 
 #include <kube/detail/write_observer.hpp>
 #include <kube/rest/client.hpp>
+#include <kube/rest/separate_client.hpp>
 
 #include <algorithm>
 
@@ -52,6 +53,11 @@ const std::shared_ptr<metrics::provider>& client::metrics_provider() const noexc
 
 std::size_t client::connections_opened() const noexcept {
   return impl_->connections_opened.load(std::memory_order_relaxed);
+}
+
+client separate_client(const client& c) {
+  const auto& impl = detail::client_access::impl(c);
+  return detail::client_access::make(impl->executor, impl->settings);
 }
 
 }  // namespace kube

@@ -45,6 +45,7 @@
 
 #include <kube/controller/owner.hpp>
 #include <kube/controller/reconcile.hpp>
+#include <kube/controller/sharding.hpp>
 #include <kube/controller/work_loop.hpp>
 #include <kube/controller/write_memory.hpp>
 #include <kube/detail/write_observer.hpp>
@@ -56,6 +57,12 @@
 #include <kube/informer/shared_informer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <kube/detail/spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -89,6 +96,11 @@ struct controller_params : work_loop_params {
   /// The longest that wait lasts; the reconcile then runs on the caches as
   /// they are (controller_metrics::on_cache_wait says it did not catch up).
   std::chrono::milliseconds read_your_writes_timeout{10'000};
+  /// Sharding (docs/guides/sharding.md): this replica reconciles only the
+  /// keys the ring of live replicas assigns to it, and hands keys over
+  /// without two replicas running one key at once. Needs the factory
+  /// constructor (the client writes the membership Lease).
+  std::optional<sharding_params> sharding = std::nullopt;
 };
 
 template <class T>
@@ -106,6 +118,32 @@ public:
     factory_ = &factory;
     scope_last<T>(factory);  // the primary, tracked by the constructor above
     remember_writes_of(factory.get_client());
+    if (sharding_) {
+      shard_ = std::make_shared<shard_coordinator>(factory.get_client(), *sharding_, shard_hooks());
+      if (sharding_->label_objects) {
+        if (factory.params().label_selector != shard_label_selector(*sharding_)) {
+          throw std::invalid_argument("kube::controller::controller: sharding label mode needs the factory's "
+                                      "label_selector to be \"" +
+                                      shard_label_selector(*sharding_) + "\", not \"" +
+                                      factory.params().label_selector + "\"");
+        }
+        const auto& inf = primary_;
+        labeled_.push_back(labeled_resource_of<T>(
+            factory,
+            [](const partial_object_metadata& m) -> std::optional<std::string> {
+              return m.namespace_().empty() ? std::string(m.name())
+                                            : std::string(m.namespace_()) + "/" + std::string(m.name());
+            },
+            [inf]() {
+              std::vector<shard_labeled_resource::cached_object> out;
+              const auto key_of = informer::default_key_func<T>();
+              for (const auto& o : inf->cache()->list()) {
+                out.push_back({std::string(o->namespace_()), std::string(o->name()), key_of(*o)});
+              }
+              return out;
+            }));
+      }
+    }
   }
 
   /// Any informer of T (e.g. over the dynamic client or a scripted fake).
@@ -118,6 +156,10 @@ public:
         loop_(std::make_shared<work_loop>(ex, options)) {
     if (!primary_) {
       throw std::invalid_argument("kube::controller::controller: the primary informer is null");
+    }
+    if (options.sharding) {
+      validate(*options.sharding);  // the factory constructor makes the coordinator
+      sharding_ = std::move(options.sharding);
     }
     if constexpr (resource<T>) {
       if (!owner_) {
@@ -139,8 +181,24 @@ public:
   /// Events on U enqueue U's controller owner of type T. From the factory.
   template <class U>
   requires resource<U> controller& owns() {
-    owns<U>(require_factory().template for_type<U>());
+    auto inf = require_factory().template for_type<U>();
+    owns<U>(inf);
     scope_last<U>(*factory_);
+    if (sharding_ && sharding_->label_objects) {
+      // Label mode: a child carries its controller owner's label.
+      const owner_type owner = *owner_;
+      labeled_.push_back(labeled_resource_of<U>(
+          *factory_, [owner](const partial_object_metadata& m) { return controller_owner_key(m, owner); },
+          [inf, owner]() {
+            std::vector<shard_labeled_resource::cached_object> out;
+            for (const auto& o : inf->cache()->list()) {
+              if (auto k = controller_owner_key(*o, owner)) {
+                out.push_back({std::string(o->namespace_()), std::string(o->name()), std::move(*k)});
+              }
+            }
+            return out;
+          }));
+    }
     return *this;
   }
 
@@ -254,10 +312,28 @@ public:
         co_return reconcile_result::failed(make_error_code(boost::system::errc::invalid_argument),
                                            "malformed key \"" + key + "\" (want namespace/name or name)");
       }
+      // Sharded: only keys this replica owns, and only once every replica
+      // has acknowledged the view that gives them to it (the others keep
+      // them until then, and give them back through on_agreed).
+      std::optional<shard_turn> turn;
+      if (shard_) {
+        if (shard_->try_start(key) != shard_decision::mine) {
+          co_return reconcile_result::done();
+        }
+        turn.emplace(*shard_, key);
+      }
       if (memory_) {
         co_await catch_up(key);
       }
       req.object = primary_->cache()->get_by_key(key);
+      if (!req.object && !labeled_.empty()) {
+        // Label mode: not in this replica's cache may mean "not labelled for
+        // it yet" rather than deleted; only a deleted object is reported gone.
+        const bool exists = co_await shard_->primary_exists(key);
+        if (exists) {
+          co_return reconcile_result::done();  // its label brings it back
+        }
+      }
       // The writes made until the reconcile ends are remembered for the key.
       std::optional<reconcile_writes> remembered;
       if (memory_) {
@@ -277,9 +353,34 @@ public:
       }
       memory_->set_resources(std::move(resources));
     }
+    if (sharding_ && !shard_) {
+      throw std::logic_error("kube::controller::controller: sharding needs the factory constructor");
+    }
+    if (shard_) {
+      if (!labeled_.empty()) {
+        shard_->label(labeled_);
+      }
+      return kube::detail::async_spawn(
+          loop_->get_executor(), [this, w = std::move(wrapped)]() mutable { return run_sharded(std::move(w)); },
+          std::forward<Token>(token));
+    }
     return loop_->async_run(
         std::move(wrapped), [this] { return wait_synced(); }, std::forward<Token>(token));
   }
+
+  /// Label mode: the label {key, value} to put on the objects a reconcile
+  /// creates, so that they reach this replica's informers at once (else
+  /// the replica labels them after it sees them unlabelled). Empty
+  /// otherwise.
+  [[nodiscard]] std::optional<std::pair<std::string, std::string>> shard_label() const {
+    if (!sharding_ || !sharding_->label_objects) {
+      return std::nullopt;
+    }
+    return std::pair{shard_label_key(*sharding_), sharding_->identity};
+  }
+
+  /// The sharding coordinator (null without controller_params::sharding).
+  [[nodiscard]] const std::shared_ptr<shard_coordinator>& shard() const noexcept { return shard_; }
 
   /// The primary informer and a lister over its cache (any thread).
   [[nodiscard]] const std::shared_ptr<informer::shared_index_informer<T>>& primary() const noexcept { return primary_; }
@@ -301,6 +402,105 @@ private:
     std::string namespace_name;  ///< the one it watches, when known (a factory's); empty: any
     std::function<boost::asio::awaitable<std::tuple<error_code>>(std::string)> wait_for_resource_version;
   };
+
+  // A started key, finished when the reconcile ends (also by an exception).
+  struct shard_turn {
+    shard_turn(shard_coordinator& c, const std::string& k)
+        : coordinator(c),
+          key(k) {}
+    shard_turn(const shard_turn&) = delete;
+    shard_turn& operator=(const shard_turn&) = delete;
+    ~shard_turn() { coordinator.finish(key); }
+    shard_coordinator& coordinator;
+    std::string key;
+  };
+
+  // Label mode: resource U of the factory, labelled by the coordinator.
+  template <class U>
+  static shard_labeled_resource
+  labeled_resource_of(const informer::informer_factory& f,
+                      std::function<std::optional<std::string>(const partial_object_metadata&)> key_of,
+                      std::function<std::vector<shard_labeled_resource::cached_object>()> cached) {
+    const auto gv = group_version::parse(resource_traits<U>::api_version).value_or(group_version{});
+    shard_labeled_resource r;
+    r.gvr = group_version_resource{gv.group, gv.version, std::string(resource_traits<U>::plural)};
+    r.namespace_name = resource_traits<U>::namespaced ? f.namespace_name() : std::string();
+    r.key_of = std::move(key_of);
+    r.cached = std::move(cached);
+    return r;
+  }
+
+  shard_coordinator_hooks shard_hooks() {
+    shard_coordinator_hooks h;
+    h.on_agreed = [wl = std::weak_ptr<work_loop>(loop_), primary = primary_, this](bool new_view) {
+      auto loop = wl.lock();
+      if (!loop || !shard_) {
+        return;
+      }
+      for (const auto& k : shard_->take_waiting()) {
+        loop->enqueue(k);
+      }
+      if (new_view) {
+        // The keys this replica gained (its handlers dropped them while
+        // they were another's).
+        for (const auto& k : primary->cache()->list_keys()) {
+          if (shard_->decide(k) == shard_decision::mine) {
+            loop->enqueue(k);
+          }
+        }
+      }
+    };
+    return h;
+  }
+
+  // The work loop and the membership, stopped together: the work loop
+  // drains first (graceful), then the coordinator releases the Lease.
+  template <class Reconcile>
+  boost::asio::awaitable<void> run_sharded(Reconcile wrapped) {
+    using namespace boost::asio::experimental::awaitable_operators;
+    auto ready = [this]() -> boost::asio::awaitable<void> {
+      co_await wait_synced();
+      co_await shard_->async_wait_joined(boost::asio::use_awaitable);
+    };
+    boost::asio::cancellation_signal stop_shard;
+    auto shard_done = std::make_shared<boost::asio::steady_timer>(loop_->get_executor(),
+                                                                  boost::asio::steady_timer::time_point::max());
+    error_code shard_ec;
+    bool shard_finished = false;
+    shard_->async_run(boost::asio::bind_cancellation_slot(
+        stop_shard.slot(), boost::asio::bind_executor(loop_->get_executor(), [&, shard_done](error_code ec) {
+          shard_ec = ec;
+          shard_finished = true;
+          shard_done->cancel();
+        })));
+    // The membership ending by itself (an error) stops the work loop too.
+    auto watch_shard = [&]() -> boost::asio::awaitable<void> {
+      while (!shard_finished) {
+        auto [wec] = co_await shard_done->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        (void)wec;
+        auto cs = co_await boost::asio::this_coro::cancellation_state;
+        if (cs.cancelled() != boost::asio::cancellation_type::none) {
+          co_return;
+        }
+      }
+    };
+    auto run_loop =
+        loop_->async_run(std::move(wrapped), std::move(ready), boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto both = co_await (std::move(run_loop) || watch_shard());
+    const error_code ec = both.index() == 0 ? std::get<0>(std::get<0>(both)) : error_code{};
+    // Not cancellable from here on: the Lease must be released.
+    co_await boost::asio::this_coro::reset_cancellation_state();
+    co_await boost::asio::this_coro::throw_if_cancelled(false);
+    stop_shard.emit(boost::asio::cancellation_type::terminal);
+    while (!shard_finished) {
+      auto [wec] = co_await shard_done->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      (void)wec;
+    }
+    if (shard_ec && shard_ec != boost::asio::error::operation_aborted) {
+      throw boost::system::system_error(shard_ec);
+    }
+    throw boost::system::system_error(ec ? ec : make_error_code(boost::asio::error::operation_aborted));
+  }
 
   // The informer just tracked came from `f`: a namespaced U is watched in
   // the factory's namespace only (writes elsewhere are not waited for).
@@ -445,6 +645,9 @@ private:
   std::shared_ptr<write_memory> memory_;  // null: read_your_writes off
   std::shared_ptr<work_loop> loop_;
   std::vector<tracked> tracked_;
+  std::optional<sharding_params> sharding_;
+  std::shared_ptr<shard_coordinator> shard_;     // null: not sharded
+  std::vector<shard_labeled_resource> labeled_;  // label mode
 };
 
 }  // namespace kube::controller

@@ -35,7 +35,11 @@
 namespace kube::informer {
 
 struct informer_factory_params {
-  std::string namespace_name = {};              ///< empty: all namespaces
+  std::string namespace_name = {};  ///< empty: all namespaces
+  /// Sent with every list and watch of for_resource, for_type and
+  /// for_metadata informers (client-go's WithTweakListOptions for the
+  /// label selector), e.g. a sharded controller's label mode.
+  std::string label_selector = {};
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
   bool strip_managed_fields = false;  ///< for_resource, for_type and for_metadata informers drop managedFields
   /// for_resource, for_type and for_metadata informers sync by a streaming
@@ -82,8 +86,9 @@ public:
       if (opts_.strip_managed_fields) {
         o.transform = strip_managed_fields();
       }
-      auto lw = std::make_shared<dynamic_lister_watcher>(dynamic_api(client_, gvr, opts_.namespace_name),
-                                                         dynamic_lister_watcher_params{expected_kind, {}, {}});
+      auto lw = std::make_shared<dynamic_lister_watcher>(
+          dynamic_api(client_, gvr, opts_.namespace_name),
+          dynamic_lister_watcher_params{expected_kind, opts_.label_selector, {}});
       return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
     });
   }
@@ -102,6 +107,7 @@ public:
       o.name = gvr.resource;
       o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
       metadata_lister_watcher_params lo;
+      lo.label_selector = opts_.label_selector;
       lo.strip_managed_fields = opts_.strip_managed_fields;
       auto lw =
           std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name), std::move(lo));
@@ -124,6 +130,7 @@ public:
         auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                  : api<T>(client_);
         typed_lister_watcher_params lo;
+        lo.label_selector = opts_.label_selector;
         lo.strip_managed_fields = opts_.strip_managed_fields;
         auto lw = std::make_shared<typed_lister_watcher<T>>(std::move(a), std::move(lo));
         return std::pair{std::shared_ptr<lister_watcher<T>>(std::move(lw)), std::move(o)};
@@ -207,6 +214,7 @@ public:
   [[nodiscard]] const client& get_client() const noexcept { return client_; }
   /// The namespace its informers of namespaced resources watch (empty: all).
   [[nodiscard]] const std::string& namespace_name() const noexcept { return opts_.namespace_name; }
+  [[nodiscard]] const informer_factory_params& params() const noexcept { return opts_; }
 
 private:
   struct entry {
