@@ -103,4 +103,49 @@ curl -fsS "$metrics_url" | grep -E '^(rest_client_requests_total\{code="20[01]",
 rm -f "$ctrl_log"
 kill -TERM $controller
 wait $controller && echo "-- the controller stopped cleanly (SIGTERM)"
+echo "== sample-controller, sharded: 3 replicas share the Foos (a Lease each as membership, a consistent-hash ring;"
+echo "   label mode: each Foo and its Deployment carry their replica's label, and each replica caches only its own)"
+kubectl create namespace shards >/dev/null
+declare -A replica_pid replica_log
+for r in replica-1 replica-2 replica-3; do
+  replica_log[$r]=$(mktemp)
+  "$build/samples/sample-controller/sample-controller" -n shards --metrics-bind-address 0 \
+    --shard "$r" --shard-lease-seconds 4 --shard-labels >"${replica_log[$r]}" 2>&1 &
+  replica_pid[$r]=$!
+done
+for i in $(seq 1 9); do
+  printf 'apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: foo-%s}\nspec: {deploymentName: foo-%s, replicas: 0}\n---\n' "$i" "$i"
+done | kubectl -n shards apply -f - >/dev/null
+for _ in $(seq 1 60); do
+  [[ $(kubectl -n shards get deployments -o name | wc -l) -ge 9 ]] && break
+  sleep 0.5
+done
+# who: which replica's log says it did $1 to each Foo ("created Deployment", "scaled Deployment")
+who() {
+  for r in "${!replica_log[@]}"; do
+    sed -n "s|.* reconcile shards/\(foo-[0-9]*\): $1.*|   \1 by $r|p" "${replica_log[$r]}"
+  done | sort -V
+}
+echo "-- 9 Foos created; each Deployment was created by one replica:"
+who "created Deployment"
+kubectl -n shards get foos -L shard.kube-cpp.dev/sample-controller | sed 's/^/   /'
+echo "-- the membership Leases (kubectl):"
+kubectl -n shards get leases -l sharding.kube-cpp.dev/ring=sample-controller \
+  -o custom-columns=LEASE:.metadata.name,HOLDER:.spec.holderIdentity,ACKNOWLEDGED-VIEW:.metadata.annotations.sharding\\.kube-cpp\\.dev/view |
+  sed 's/^/   /'
+kill -KILL "${replica_pid[replica-2]}"
+wait "${replica_pid[replica-2]}" 2>/dev/null || true
+echo "-- killed replica-2 (SIGKILL): its Lease stops changing; after 4 s replica-1 or replica-3 empties it"
+sleep 7
+kubectl -n shards get leases -l sharding.kube-cpp.dev/ring=sample-controller \
+  -o custom-columns=LEASE:.metadata.name,HOLDER:.spec.holderIdentity,ACKNOWLEDGED-VIEW:.metadata.annotations.sharding\\.kube-cpp\\.dev/view |
+  sed 's/^/   /'
+for i in $(seq 1 9); do kubectl -n shards patch foo "foo-$i" --type merge -p '{"spec":{"replicas":1}}' >/dev/null; done
+sleep 3
+echo "-- scaled every Foo to 1: the two live replicas now reconcile all of them"
+who "scaled Deployment"
+kubectl -n shards get deployments -L shard.kube-cpp.dev/sample-controller | sed 's/^/   /'
+for r in replica-1 replica-3; do kill -TERM "${replica_pid[$r]}"; done
+for r in replica-1 replica-3; do wait "${replica_pid[$r]}" && echo "-- $r stopped cleanly (SIGTERM) and released its Lease"; done
+rm -f "${replica_log[@]}"
 echo "== done; stopping the cluster"

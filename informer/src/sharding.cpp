@@ -281,6 +281,7 @@ public:
         ex_(kube::make_strand_executor(client_.get_executor())),
         cv_(ex_, steady::time_point::max()),
         joined_cv_(ex_, steady::time_point::max()),
+        label_cv_(ex_, steady::time_point::max()),
         state_(params_.identity, params_.renew_deadline, params_.tokens_per_member) {
     informer::informer_params<unstructured> io;
     io.name = "shard-leases";
@@ -301,6 +302,7 @@ public:
   asio::any_io_executor ex_;
   asio::steady_timer cv_;         // wakes the main loop (Leases changed, a key finished)
   asio::steady_timer joined_cv_;  // wakes async_wait_joined
+  asio::steady_timer label_cv_;   // wakes the label loop
   std::shared_ptr<informer::shared_index_informer<unstructured>> informer_;
   std::atomic<bool> running_{false};
 
@@ -321,6 +323,11 @@ public:
   std::string label_key_;
   std::atomic<bool> unlabeled_dirty_{false};
   std::string swept_view_;  // the view whose foreign labels were taken
+  // Between the membership loop and the label loop (both on ex_).
+  std::string handover_view_, handed_over_view_;  // asked for / done: relabel what a view gives away
+  hash_ring handover_ring_;
+  std::string agreed_label_view_;  // "" : not agreed
+  hash_ring agreed_ring_;
 
   // On ex_ only.
   std::optional<unstructured> lease_;  // our Lease as last written or read
@@ -590,6 +597,39 @@ public:
     }
   }
 
+  // Label mode's writes, apart from the membership loop (they go through
+  // the controller's client and its rate limiter, and may take long).
+  asio::awaitable<void> label_loop() {
+    for (;;) {
+      if (!labeled_.empty()) {
+        if (!handover_view_.empty() && handover_view_ != handed_over_view_) {
+          const auto v = handover_view_;
+          co_await hand_over(handover_ring_);
+          handed_over_view_ = v;
+          cv_.cancel();  // the membership loop acknowledges
+        }
+        if (!agreed_label_view_.empty()) {
+          const auto v = agreed_label_view_;
+          const auto r = agreed_ring_;
+          if (v != swept_view_) {
+            unlabeled_dirty_ = false;
+            co_await take(r, true);
+            swept_view_ = v;
+          } else if (unlabeled_dirty_.exchange(false)) {
+            co_await take(r, false);
+          }
+        }
+      }
+      label_cv_.expires_after(std::chrono::seconds(1));
+      auto [ec] = co_await label_cv_.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+      auto cs = co_await asio::this_coro::cancellation_state;
+      if (cs.cancelled() != asio::cancellation_type::none) {
+        throw boost::system::system_error(asio::error::operation_aborted);
+      }
+    }
+  }
+
   asio::awaitable<void> step() {
     refresh();
     const auto t = now();
@@ -623,10 +663,15 @@ public:
       co_return;
     }
     for (const auto& l : expired) co_await remove(l);
-    if (need_ack && drained) {
-      if (!labeled_.empty()) {
-        co_await hand_over(ring);
-      }
+    // Label mode: what this replica loses is relabelled (by the label loop,
+    // so that renewals go on meanwhile) before the view is acknowledged.
+    const bool handed_over = labeled_.empty() || handed_over_view_ == view;
+    if (need_ack && drained && !handed_over && handover_view_ != view) {
+      handover_view_ = view;
+      handover_ring_ = ring;
+      label_cv_.cancel();
+    }
+    if (need_ack && drained && handed_over) {
       if (co_await write(view)) log(log_level::info, "acknowledged view [" + view + "]");
     } else if (!joined || now() - last_write_ >= params_.retry_period) {
       std::string ack;
@@ -643,14 +688,15 @@ public:
       if (hooks_.on_agreed) hooks_.on_agreed(new_view);
     }
     was_agreed_ = agreed;
-    if (agreed && !labeled_.empty()) {
-      if (view != swept_view_) {
-        unlabeled_dirty_ = false;
-        co_await take(ring, true);
-        swept_view_ = view;
-      } else if (unlabeled_dirty_.exchange(false)) {
-        co_await take(ring, false);
+    if (!labeled_.empty()) {
+      // The label loop takes objects only under an agreed view.
+      if (agreed) {
+        agreed_ring_ = ring;
+        agreed_label_view_ = view;
+      } else {
+        agreed_label_view_.clear();
       }
+      label_cv_.cancel();
     }
     if (!joined_ && member && informer_->has_synced()) {
       std::lock_guard lk(m_);
@@ -702,7 +748,7 @@ public:
     }
     std::exception_ptr failure;
     try {
-      co_await (run_informer() || main_loop());
+      co_await (run_informer() || main_loop() || label_loop());
     } catch (...) {
       failure = std::current_exception();
     }
