@@ -322,7 +322,8 @@ public:
   std::vector<labeled> labeled_;
   std::string label_key_;
   std::atomic<bool> unlabeled_dirty_{false};
-  std::string swept_view_;  // the view whose foreign labels were taken
+  std::string swept_view_;         // the view whose foreign labels were taken
+  steady::time_point swept_at_{};  // and when (the sweep is repeated every 30 s)
   // Between the membership loop and the label loop (both on ex_).
   std::string handover_view_, handed_over_view_;  // asked for / done: relabel what a view gives away
   hash_ring handover_ring_;
@@ -564,9 +565,14 @@ public:
   }
 
   // Under an agreed view: take the objects that are ours and unlabelled, or
-  // labelled for a replica that is not a member.
+  // (sweep) labelled for a replica that is not a member, and give away the
+  // ones labelled ours that are not (a label written under an older view
+  // that reached the cache only after that view's handover).
   asio::awaitable<void> take(const hash_ring& ring, bool sweep) {
     const auto& me = params_.identity;
+    if (sweep) {
+      co_await hand_over(ring);
+    }
     for (auto it = labeled_.rbegin(); it != labeled_.rend(); ++it) {  // owned types first (see hand_over)
       const auto& l = *it;
       for (const auto& o : l.unlabeled->cache()->list()) {
@@ -611,10 +617,11 @@ public:
         if (!agreed_label_view_.empty()) {
           const auto v = agreed_label_view_;
           const auto r = agreed_ring_;
-          if (v != swept_view_) {
+          if (v != swept_view_ || steady::now() - swept_at_ >= std::chrono::seconds(30)) {
             unlabeled_dirty_ = false;
             co_await take(r, true);
             swept_view_ = v;
+            swept_at_ = steady::now();
           } else if (unlabeled_dirty_.exchange(false)) {
             co_await take(r, false);
           }

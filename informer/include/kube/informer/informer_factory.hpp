@@ -35,11 +35,7 @@
 namespace kube::informer {
 
 struct informer_factory_params {
-  std::string namespace_name = {};  ///< empty: all namespaces
-  /// Sent with every list and watch of for_resource, for_type and
-  /// for_metadata informers (client-go's WithTweakListOptions for the
-  /// label selector), e.g. a sharded controller's label mode.
-  std::string label_selector = {};
+  std::string namespace_name = {};              ///< empty: all namespaces
   std::chrono::milliseconds default_resync{0};  ///< informer_params::default_resync of every informer
   bool strip_managed_fields = false;  ///< for_resource, for_type and for_metadata informers drop managedFields
   /// for_resource, for_type and for_metadata informers sync by a streaming
@@ -52,6 +48,10 @@ struct informer_factory_params {
   /// Given to every informer whose own informer_params::log has no sink
   /// (handler exceptions and backlogs are logged there); default: stderr.
   kube::logger log = {};
+  /// Sent with every list and watch of for_resource, for_type and
+  /// for_metadata informers (client-go's WithTweakListOptions for the
+  /// label selector), e.g. a sharded controller's label mode.
+  std::string label_selector = {};
 };
 
 /// client-go's SharedInformerFactory: one informer per resource (or per
