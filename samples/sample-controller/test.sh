@@ -18,6 +18,7 @@
 #      reconcile lines; queue adds = reconciles once idle; informer and
 #      reflector series for foos and deployments
 #  10. SIGTERM -> clean exit
+#  11. sharding options refused with the field named: a bad identity, --shard-labels alone
 . "$(dirname "$0")/../../test/integration/lib.sh"
 prog=${1:?usage: test.sh PATH_TO_sample-controller PATH_TO_crd.yaml}
 crd=${2:?usage: test.sh PATH_TO_sample-controller PATH_TO_crd.yaml}
@@ -184,6 +185,12 @@ kill -TERM "$pid"
 if wait "$pid"; then pass "SIGTERM: exit 0"; else fail "exit status $? after SIGTERM"; fi
 pid=
 grep_log "stopped after" && pass "stop logged" || fail "no stop line"
+
+# 11. Bad sharding options: a clear error naming what is wrong, exit != 0.
+bad=$("$prog" -n "$ns" --metrics-bind-address 0 --shard "Bad Id" 2>&1) && fail "--shard 'Bad Id' accepted" ||
+  { [[ $bad == *'identity "Bad Id" must be'* ]] && pass "--shard 'Bad Id' refused: $bad" || fail "--shard 'Bad Id': $bad"; }
+bad=$("$prog" -n "$ns" --shard-labels 2>&1) && fail "--shard-labels without --shard accepted" ||
+  { [[ $bad == *"--shard-labels needs --shard IDENTITY"* ]] && pass "--shard-labels alone refused" || fail "--shard-labels alone: $bad"; }
 echo "---- controller log (last 25 lines) ----"
 tail -n 25 "$log"
 finish
