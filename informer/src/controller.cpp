@@ -4,6 +4,8 @@
 #include <kube/controller/reconcile.hpp>
 #include <kube/controller/work_loop.hpp>
 
+#include "exception_text.hpp"
+
 #include <kube/base/strand.hpp>
 #include <kube/exception.hpp>
 
@@ -133,16 +135,6 @@ std::unique_ptr<workqueue::rate_limited_queue<std::string>> make_queue(const asi
   return std::make_unique<workqueue::rate_limited_queue<std::string>>(strand, std::move(limiter), qp);
 }
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 }  // namespace
 
 work_loop::work_loop(const asio::any_io_executor& ex, work_loop_params options)
@@ -270,7 +262,7 @@ asio::awaitable<void> work_loop::worker(unsigned id, const reconcile_fn& reconci
       metrics_->on_active(left);
     }
     if (failure) {
-      finish(*key, out, nullptr, describe(failure));
+      finish(*key, out, nullptr, detail::exception_text(failure));
     } else {
       finish(*key, out, &result, {});
     }

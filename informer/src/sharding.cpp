@@ -2,6 +2,8 @@
 // coordinator that holds a replica's Lease (see sharding.hpp).
 #include <kube/controller/sharding.hpp>
 
+#include "exception_text.hpp"
+
 #include <kube/base/strand.hpp>
 #include <kube/detail/spawn.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
@@ -253,16 +255,6 @@ shard_lease lease_of(const unstructured& u) {
   const auto annotations = u.annotations();
   if (auto it = annotations.find(std::string(shard_view_annotation)); it != annotations.end()) l.view = it->second;
   return l;
-}
-
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "unknown exception";
-  }
 }
 
 }  // namespace
@@ -813,7 +805,7 @@ void shard_coordinator::start(std::shared_ptr<detail::shard_coordinator_impl> im
     impl->running_ = false;
     if (e) {
       const auto ec = kube::detail::error_of(e);
-      if (ec != asio::error::operation_aborted) impl->log(log_level::error, "stopped: " + detail::describe(e));
+      if (ec != asio::error::operation_aborted) impl->log(log_level::error, "stopped: " + detail::exception_text(e));
     }
     return std::tuple{kube::detail::error_of(e)};
   });
