@@ -326,6 +326,7 @@ public:
   std::optional<unstructured> lease_;  // our Lease as last written or read
   std::string agreed_view_;            // the view on_agreed was last called for
   bool was_agreed_ = false;
+  bool wake_ = false;  // notify() came: run step() again without pausing
   steady::time_point last_write_{};  // of our Lease, successful
 
   steady::time_point now() const { return params_.now ? params_.now() : steady::now(); }
@@ -337,7 +338,10 @@ public:
   std::string shard_key(const std::string& key) const { return params_.shard_key ? params_.shard_key(key) : key; }
 
   void notify() {
-    asio::post(ex_, [self = shared_from_this()] { self->cv_.cancel(); });
+    asio::post(ex_, [self = shared_from_this()] {
+      self->wake_ = true;  // also when no pause is pending (a write in flight): see main_loop
+      self->cv_.cancel();
+    });
   }
 
   // The Leases in the informer's cache, observed now.
@@ -706,9 +710,13 @@ public:
 
   asio::awaitable<void> main_loop() {
     for (;;) {
+      wake_ = false;
       co_await step();
-      // Renewals every retry_period; Lease changes and finished keys wake us sooner.
-      co_await pause(std::min<steady::duration>(params_.retry_period, std::chrono::milliseconds(500)));
+      // Renewals every retry_period; Lease changes and finished keys wake us
+      // sooner, also when they came while step() was writing.
+      if (!wake_) {
+        co_await pause(std::min<steady::duration>(params_.retry_period, std::chrono::milliseconds(500)));
+      }
     }
   }
 
@@ -883,13 +891,15 @@ shard_decision shard_coordinator::try_start(const std::string& key) {
 }
 
 void shard_coordinator::finish(const std::string& key) {
+  bool draining = false;
   {
     std::lock_guard lk(impl_->m_);
     auto it = impl_->started_.find(key);
     if (it == impl_->started_.end()) return;
     if (--it->second == 0) impl_->started_.erase(it);
+    draining = impl_->state_.needs_acknowledgement();
   }
-  impl_->notify();
+  if (draining) impl_->notify();  // the acknowledgement may wait for this key
 }
 
 std::vector<std::string> shard_coordinator::take_waiting() {

@@ -14,10 +14,19 @@
 //   SKIP <key>                          already reconciled by this replica
 //   RECONCILED <key> <self> gen=<gen>
 //   ERROR <key> <what>: <message>       any other failure (retried)
+//   CACHE <n> RSS_KB <rss> HWM_KB <hwm> on SIGUSR1: the objects in the primary
+//                                       informer's cache, VmRSS and VmHWM
+//                                       (/proc/self/status)
 // The sharding coordinator's log (joins, views, removals) goes to stderr as
 //   LOG <epoch seconds> <level> <line>
 //
-// usage: kube-shard-replica --namespace NS --identity ID --ring RING [--lease-seconds N]
+// --label-mode: sharding_params::label_objects, and the factory selects
+// this replica's objects (shard_label_selector): its cache holds its share.
+// --unsharded: no sharding (no --ring): one plain controller over every
+// ConfigMap of the namespace (the baseline of test/bench/sharding/run.sh).
+//
+// usage: kube-shard-replica --namespace NS --identity ID (--ring RING [--label-mode] | --unsharded)
+//                           [--lease-seconds N]
 #include <kube/typed/api.hpp>
 #include <kube/api/core/v1/config_map.hpp>
 #include <kube/config/client_config.hpp>
@@ -37,6 +46,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <stdexcept>
@@ -51,7 +62,8 @@ using ConfigMap = k8s::core::v1::ConfigMap;
 namespace {
 
 constexpr std::string_view usage =
-    "usage: kube-shard-replica --namespace NS --identity ID --ring RING [--lease-seconds N]\n";
+    "usage: kube-shard-replica --namespace NS --identity ID (--ring RING [--label-mode] | --unsharded)\n"
+    "                          [--lease-seconds N]\n";
 
 constexpr std::string_view marker_annotation = "test.kube-cpp.dev/in-progress";
 constexpr std::string_view by_annotation = "test.kube-cpp.dev/reconciled-by";
@@ -60,6 +72,8 @@ constexpr std::string_view gen_annotation = "test.kube-cpp.dev/reconciled-gen";
 struct options {
   std::string namespace_name, identity, ring;
   int lease_seconds = 4;
+  bool label_mode = false;
+  bool unsharded = false;
 };
 
 options parse(int argc, char** argv) {
@@ -76,6 +90,10 @@ options parse(int argc, char** argv) {
       o.identity = value();
     else if (a == "--ring")
       o.ring = value();
+    else if (a == "--label-mode")
+      o.label_mode = true;
+    else if (a == "--unsharded")
+      o.unsharded = true;
     else if (a == "--lease-seconds") {
       const auto v = value();
       o.lease_seconds = std::stoi(v);
@@ -84,12 +102,27 @@ options parse(int argc, char** argv) {
     } else
       throw std::invalid_argument("unknown argument " + std::string(a));
   }
-  if (o.namespace_name.empty() || o.identity.empty() || o.ring.empty())
-    throw std::invalid_argument("--namespace, --identity and --ring are required");
+  if (o.namespace_name.empty() || o.identity.empty())
+    throw std::invalid_argument("--namespace and --identity are required");
+  if (o.unsharded && (o.label_mode || !o.ring.empty()))
+    throw std::invalid_argument("--unsharded takes neither --ring nor --label-mode");
+  if (!o.unsharded && o.ring.empty()) throw std::invalid_argument("--ring (or --unsharded) is required");
   return o;
 }
 
 void say(const std::string& line) { std::cout << line << std::endl; }  // endl: flushed
+
+// A "Vm...:   123 kB" field of /proc/self/status, in kB (-1: not found).
+long proc_status_kb(std::string_view field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 && line[field.size()] == ':') {
+      return std::stol(line.substr(field.size() + 1));
+    }
+  }
+  return -1;
+}
 
 std::string value_or_empty(const std::optional<kube::string_map<std::string>>& m, std::string_view key) {
   if (!m) return {};
@@ -188,11 +221,6 @@ int main(int argc, char** argv) {
     asio::io_context io;
     kube::client c(io.get_executor(), config);
 
-    ki::informer_factory_params fo;
-    fo.namespace_name = o.namespace_name;
-    fo.strip_managed_fields = true;
-    ki::informer_factory factory(c, fo);
-
     kc::sharding_params sp;
     sp.ring = o.ring;
     sp.lease_namespace = o.namespace_name;
@@ -210,11 +238,19 @@ int main(int argc, char** argv) {
       std::cerr << "LOG " << ms / 1000 << "." << std::setw(3) << std::setfill('0') << ms % 1000 << " "
                 << kube::to_string(l) << " " << line << std::endl;
     };
+    sp.label_objects = o.label_mode;
+
+    ki::informer_factory_params fo;
+    fo.namespace_name = o.namespace_name;
+    fo.strip_managed_fields = true;
+    // Label mode: this replica's informers hold only the objects labelled for it.
+    if (o.label_mode) fo.label_selector = kc::shard_label_selector(sp);
+    ki::informer_factory factory(c, fo);
 
     kc::controller_params co;
     co.name = "shard-replica";
     co.workers = 4;
-    co.sharding = sp;
+    if (!o.unsharded) co.sharding = sp;
     kc::controller<ConfigMap> ctrl(factory, co);
     replica logic(c, o.namespace_name, o.identity);
 
@@ -229,12 +265,24 @@ int main(int argc, char** argv) {
       std::cerr << "kube-shard-replica " << o.identity << ": stopping\n";
       stop_ctrl.emit(asio::cancellation_type::terminal);
     });
+    // SIGUSR1: what the cache holds and what the process uses, one line.
+    asio::signal_set report(io, SIGUSR1);
+    std::function<void()> await_report = [&] {
+      report.async_wait([&](boost::system::error_code ec, int) {
+        if (ec) return;
+        say("CACHE " + std::to_string(ctrl.primary()->cache()->size()) + " RSS_KB " +
+            std::to_string(proc_status_kb("VmRSS")) + " HWM_KB " + std::to_string(proc_status_kb("VmHWM")));
+        await_report();
+      });
+    };
+    await_report();
     kube::error_code result;
     ctrl.async_run([&](kc::reconcile_request<ConfigMap> req) { return logic.reconcile(std::move(req)); },
                    asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code ec) {
                      // The workers have drained and the Lease is released: stop the informers.
                      result = ec;
                      signals.cancel();
+                     report.cancel();
                      stop_informers.emit(asio::cancellation_type::terminal);
                    }));
     io.run();
