@@ -326,7 +326,7 @@ public:
   std::optional<unstructured> lease_;  // our Lease as last written or read
   std::string agreed_view_;            // the view on_agreed was last called for
   bool was_agreed_ = false;
-  bool wake_ = false;  // notify() came: run step() again without pausing
+  bool wake_ = false;                // notify() came: run step() again without pausing
   steady::time_point last_write_{};  // of our Lease, successful
 
   steady::time_point now() const { return params_.now ? params_.now() : steady::now(); }
