@@ -316,6 +316,8 @@ public:
   std::atomic<bool> unlabeled_dirty_{false};
   std::string swept_view_;         // the view whose foreign labels were taken
   steady::time_point swept_at_{};  // and when (the sweep is repeated every 30 s)
+  bool swept_foreign_ = false;     // that sweep took objects labelled for non-members
+  steady::time_point member_since_{};
   // Between the membership loop and the label loop (both on ex_).
   std::string handover_view_, handed_over_view_;  // asked for / done: relabel what a view gives away
   hash_ring handover_ring_;
@@ -326,6 +328,7 @@ public:
   std::optional<unstructured> lease_;  // our Lease as last written or read
   std::string agreed_view_;            // the view on_agreed was last called for
   bool was_agreed_ = false;
+  bool was_member_ = false;
   bool wake_ = false;                // notify() came: run step() again without pausing
   steady::time_point last_write_{};  // of our Lease, successful
 
@@ -564,7 +567,7 @@ public:
   // (sweep) labelled for a replica that is not a member, and give away the
   // ones labelled ours that are not (a label written under an older view
   // that reached the cache only after that view's handover).
-  asio::awaitable<void> take(const hash_ring& ring, bool sweep) {
+  asio::awaitable<void> take(const hash_ring& ring, bool sweep, bool foreign) {
     const auto& me = params_.identity;
     if (sweep) {
       co_await hand_over(ring);
@@ -577,7 +580,7 @@ public:
             l.resource, std::string(o->namespace_()), std::string(o->name()), std::string(o->resource_version()),
             [](std::string_view v) { return v.empty(); }, me);
       }
-      if (!sweep) continue;
+      if (!sweep || !foreign) continue;
       std::string selector = label_key_ + "," + label_key_ + " notin (";
       for (std::size_t i = 0; i < ring.members().size(); ++i) selector += (i ? "," : "") + ring.members()[i];
       selector += ")";
@@ -613,13 +616,20 @@ public:
         if (!agreed_label_view_.empty()) {
           const auto v = agreed_label_view_;
           const auto r = agreed_ring_;
-          if (v != swept_view_ || steady::now() - swept_at_ >= std::chrono::seconds(30)) {
+          // Objects labelled for non-members are taken only after this
+          // replica has been a member for a lease duration: replicas that
+          // start together (a restart, a rollout) then find their objects
+          // still labelled for them, instead of the first one taking all.
+          const bool foreign = now() - member_since_ >= params_.lease_duration;
+          if (v != swept_view_ || (foreign && !swept_foreign_) ||
+              steady::now() - swept_at_ >= std::chrono::seconds(30)) {
             unlabeled_dirty_ = false;
-            co_await take(r, true);
+            co_await take(r, true, foreign);
             swept_view_ = v;
+            swept_foreign_ = foreign;
             swept_at_ = steady::now();
           } else if (unlabeled_dirty_.exchange(false)) {
-            co_await take(r, false);
+            co_await take(r, false, false);
           }
         }
       }
@@ -701,6 +711,8 @@ public:
       }
       label_cv_.cancel();
     }
+    if (member && !was_member_) member_since_ = now();
+    was_member_ = member;
     if (!joined_ && member && informer_->has_synced()) {
       std::lock_guard lk(m_);
       joined_ = true;
