@@ -57,7 +57,7 @@
 
 namespace kube::controller {
 
-/// The prefix of the label mode's object label: shard.kube-cpp.dev/<ring>=<identity>.
+/// The prefix of the label mode's object label: `shard.kube-cpp.dev/RING=IDENTITY`.
 inline constexpr std::string_view shard_object_label_prefix = "shard.kube-cpp.dev/";
 /// The label every membership Lease of a ring carries (value: the ring).
 inline constexpr std::string_view shard_ring_label = "sharding.kube-cpp.dev/ring";
@@ -135,11 +135,11 @@ struct sharding_params {
 /// the field(s) at fault.
 void validate(const sharding_params& p);
 
-/// The label mode's object label key: "shard.kube-cpp.dev/<ring>".
+/// The label mode's object label key: `shard.kube-cpp.dev/RING`.
 [[nodiscard]] std::string shard_label_key(const sharding_params& p);
-/// The selector of this replica's objects: "shard.kube-cpp.dev/<ring>=<identity>".
+/// The selector of this replica's objects: `shard.kube-cpp.dev/RING=IDENTITY`.
 [[nodiscard]] std::string shard_label_selector(const sharding_params& p);
-/// The name of a replica's membership Lease: "<ring>-shard-<identity>" (lower-cased).
+/// The name of a replica's membership Lease: `RING-shard-IDENTITY` (lower-cased).
 [[nodiscard]] std::string shard_lease_name(const sharding_params& p);
 
 /// One membership Lease as observed.
