@@ -86,15 +86,21 @@ namespace {
 
 std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }
 
-bool label_value_ok(std::string_view v, bool lower_only) {
+// A label value that can also be part of a Lease name (a DNS subdomain):
+// 1-63 characters, dot-separated parts of [a-z0-9-] that start and end
+// alphanumeric.
+bool name_ok(std::string_view v) {
   if (v.empty() || v.size() > 63) return false;
-  auto alnum = [&](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0 || (c >= 'a' && c <= 'z') ||
-           (!lower_only && c >= 'A' && c <= 'Z');
-  };
-  if (!alnum(v.front()) || !alnum(v.back())) return false;
-  return std::all_of(v.begin(), v.end(),
-                     [&](char c) { return alnum(c) || c == '-' || c == '.' || (!lower_only && c == '_'); });
+  auto alnum = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0 || (c >= 'a' && c <= 'z'); };
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = v.find('.', start);
+    const auto part = v.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || !alnum(part.front()) || !alnum(part.back())) return false;
+    if (!std::all_of(part.begin(), part.end(), [&](char c) { return alnum(c) || c == '-'; })) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
 }
 
 }  // namespace
@@ -105,11 +111,15 @@ void validate(const sharding_params& p) {
     if (!problems.empty()) problems += "; ";
     problems += s;
   };
-  if (!label_value_ok(p.ring, true))
-    bad("ring \"" + p.ring + "\" must be 1-63 characters of [a-z0-9.-], starting and ending alphanumeric");
+  if (!name_ok(p.ring))
+    bad("ring \"" + p.ring +
+        "\" must be 1-63 characters of [a-z0-9.-], each dot-separated part starting and ending "
+        "alphanumeric");
   if (p.lease_namespace.empty()) bad("lease_namespace is empty");
-  if (!label_value_ok(p.identity, false))
-    bad("identity \"" + p.identity + "\" must be 1-63 characters of [A-Za-z0-9._-], starting and ending alphanumeric");
+  if (!name_ok(p.identity))
+    bad("identity \"" + p.identity +
+        "\" must be 1-63 characters of [a-z0-9.-], each dot-separated part starting and "
+        "ending alphanumeric (a pod name is)");
   if (p.retry_period <= std::chrono::milliseconds::zero())
     bad("retry_period (" + ms(p.retry_period) + ") must be positive");
   if (p.lease_duration < std::chrono::seconds(1) ||
@@ -128,14 +138,7 @@ std::string shard_label_key(const sharding_params& p) { return std::string(shard
 
 std::string shard_label_selector(const sharding_params& p) { return shard_label_key(p) + "=" + p.identity; }
 
-std::string shard_lease_name(const sharding_params& p) {
-  std::string n = p.ring + "-shard-" + p.identity;
-  for (auto& c : n) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (c == '_') c = '-';
-  }
-  return n;
-}
+std::string shard_lease_name(const sharding_params& p) { return p.ring + "-shard-" + p.identity; }
 
 std::string encode_view(const std::vector<std::string>& members) {
   std::vector<std::string> m = members;
@@ -326,7 +329,6 @@ public:
 
   // On ex_ only.
   std::optional<unstructured> lease_;  // our Lease as last written or read
-  std::string agreed_view_;            // the view on_agreed was last called for
   bool was_agreed_ = false;
   bool was_member_ = false;
   bool wake_ = false;                // notify() came: run step() again without pausing
@@ -410,6 +412,9 @@ public:
   asio::awaitable<bool> write(std::string view) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       const auto obj = desired(view);
+      // The renew deadline counts from the send: the others count expiry
+      // from when they see the write, which is at or after it was sent.
+      const auto sent = now();
       std::tuple<error_code, unstructured> r;
       if (lease_) {
         r = co_await timed(leases_.async_replace(obj, asio::as_tuple(asio::use_awaitable)));
@@ -420,10 +425,19 @@ public:
       if (!ec) {
         const auto rv = written.resource_version();
         lease_ = std::move(written);
-        last_write_ = now();
+        last_write_ = sent;
         std::lock_guard lk(m_);
-        state_.wrote(view, rv, now());
+        state_.wrote(view, rv, sent);
         co_return true;
+      }
+      if (ec == api_errc::not_found) {
+        // Deleted (kubectl, a namespace cleanup): not a member; create it anew.
+        log(log_level::warning, "Lease " + lease_name_ + " was deleted: joining anew");
+        lease_.reset();
+        std::lock_guard lk(m_);
+        state_.left();
+        view.clear();
+        continue;
       }
       if (ec != api_errc::conflict && ec != api_errc::already_exists) {
         log(log_level::warning, "writing Lease " + lease_name_ + " failed: " + ec.message());
@@ -436,7 +450,13 @@ public:
         log(log_level::warning, "reading Lease " + lease_name_ + " failed: " + gec.message());
         continue;
       }
-      if (lease_of(got).holder != params_.identity) {
+      const auto holder = lease_of(got).holder;
+      if (!holder.empty() && holder != params_.identity) {
+        // Never take a Lease another identity holds (sharding_params::identity must be unique).
+        log(log_level::error, "Lease " + lease_name_ + " is held by \"" + holder + "\", not this replica");
+        co_return false;
+      }
+      if (holder != params_.identity) {
         std::lock_guard lk(m_);
         if (state_.joined()) {
           log(log_level::warning, "Lease " + lease_name_ + " was emptied by another replica: joining anew");
@@ -472,11 +492,17 @@ public:
 
   asio::awaitable<void> release() {
     if (!lease_) co_return;
-    unstructured u = *lease_;  // written by desired(): spec and annotations are objects
-    auto& s = u.object()["spec"].as_object();
+    unstructured u = *lease_;
+    auto& spec = u.object()["spec"];
+    if (!spec.is_object()) spec = json::object{};
+    auto& s = spec.as_object();
     s["holderIdentity"] = "";
     s["leaseDurationSeconds"] = 1;
-    u.object()["metadata"].as_object()["annotations"].as_object()[shard_view_annotation] = "";
+    auto& md = u.object()["metadata"];
+    if (!md.is_object()) md = json::object{};
+    auto& ann = md.as_object()["annotations"];
+    if (!ann.is_object()) ann = json::object{};
+    ann.as_object()[shard_view_annotation] = "";
     auto op = timed(leases_.async_replace(u, asio::as_tuple(asio::use_awaitable)));
     auto [ec, res] = co_await std::move(op);
     (void)res;
@@ -549,7 +575,7 @@ public:
     for (auto it = labeled_.rbegin(); it != labeled_.rend(); ++it) {
       const auto& l = *it;
       for (const auto& o : l.resource.cached()) {
-        const auto& to = ring.owner(shard_key(o.key));
+        const std::string to = ring.owner(shard_key(o.key));
         if (to.empty() || to == params_.identity) continue;
         metadata_api api(client_, l.resource.gvr, o.namespace_name);
         auto [ec, got] = co_await api.async_get(o.name, asio::as_tuple(asio::use_awaitable));
@@ -609,9 +635,11 @@ public:
       if (!labeled_.empty()) {
         if (!handover_view_.empty() && handover_view_ != handed_over_view_) {
           const auto v = handover_view_;
-          co_await hand_over(handover_ring_);
+          const hash_ring ring = handover_ring_;  // step() may replace it meanwhile
+          co_await hand_over(ring);
           handed_over_view_ = v;
-          cv_.cancel();  // the membership loop acknowledges
+          wake_ = true;  // the membership loop acknowledges
+          cv_.cancel();
         }
         if (!agreed_label_view_.empty()) {
           const auto v = agreed_label_view_;
@@ -672,6 +700,7 @@ public:
       lease_.reset();
       auto got = co_await timed(leases_.async_get(lease_name_, asio::as_tuple(asio::use_awaitable)));
       if (!std::get<0>(got)) lease_ = std::move(std::get<1>(got));
+      was_agreed_ = false;
       co_await write("");
       co_return;
     }
@@ -694,9 +723,16 @@ public:
       }
       co_await write(ack);  // join, or renew keeping the acknowledged view
     }
-    if (agreed && !was_agreed_) {
-      const bool new_view = view != agreed_view_;
-      agreed_view_ = view;
+    bool waiting = false;
+    {
+      std::lock_guard lk(m_);
+      waiting = !waiting_.empty();
+    }
+    if (agreed && (!was_agreed_ || waiting)) {
+      // After any time without agreement every owned key is queued again
+      // (keys dropped meanwhile as another's may be ours again); keys kept
+      // while waiting are queued whenever there are some.
+      const bool new_view = !was_agreed_;
       if (new_view) log(log_level::info, "view [" + view + "] agreed: starting its keys");
       if (hooks_.on_agreed) hooks_.on_agreed(new_view);
     }
@@ -787,7 +823,11 @@ public:
       auto [ec] = co_await cv_.async_wait(asio::as_tuple(asio::use_awaitable));
       (void)ec;
     }
-    co_await release();
+    try {
+      co_await release();
+    } catch (const std::exception& e) {
+      log(log_level::warning, std::string("releasing Lease ") + lease_name_ + " failed: " + e.what());
+    }
     {
       std::lock_guard lk(m_);
       state_.left();
@@ -898,6 +938,7 @@ shard_decision shard_coordinator::try_start(const std::string& key) {
     ++impl_->started_[key];
   } else if (d == shard_decision::waiting) {
     impl_->waiting_.insert(key);
+    impl_->notify();  // the next step queues it again once agreed
   }
   return d;
 }

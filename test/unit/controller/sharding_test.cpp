@@ -99,6 +99,16 @@ TEST_CASE("sharding_params: every bad field is named", "[sharding]") {
   ok.identity = "pod-1";
   CHECK_NOTHROW(kc::validate(ok));
   CHECK(kc::shard_lease_name(ok) == "foo-controller-shard-pod-1");
+  // Identities that would fold into one Lease name, or make no valid one.
+  for (const char* bad_identity : {"Pod-1", "pod_1", "a..b", "a.-b", "-a", "a-"}) {
+    kc::sharding_params b = ok;
+    b.identity = bad_identity;
+    INFO(bad_identity);
+    CHECK_THROWS_AS(kc::validate(b), kube::error);
+  }
+  kc::sharding_params dotted = ok;
+  dotted.identity = "node-1.pod-2";
+  CHECK_NOTHROW(kc::validate(dotted));
   CHECK(kc::encode_view({"b", "a", "b"}) == "a,b");
 }
 

@@ -95,13 +95,14 @@ private:
 /// Options of a sharded controller (controller_params::sharding).
 struct sharding_params {
   /// The ring's name (e.g. the controller's name): replicas with the same
-  /// ring share keys. Required; at most 63 characters of [a-z0-9.-]
-  /// (it is a label value and part of the Lease names and the object label).
+  /// ring share keys. Required; 1-63 characters of [a-z0-9.-], each
+  /// dot-separated part starting and ending alphanumeric (it is a label
+  /// value and part of the Lease names and of the object label).
   std::string ring;
   /// Where the membership Leases live. Required.
   std::string lease_namespace;
-  /// This replica (e.g. the pod name), unique in the ring. Required; a
-  /// label value (at most 63 characters of [A-Za-z0-9._-]).
+  /// This replica (e.g. the pod name), unique in the ring. Required; the
+  /// same form as `ring`. A Lease held by another identity is never taken.
   std::string identity;
 
   /// As leader election's (leader_elector_params): a replica whose Lease
@@ -264,8 +265,11 @@ struct shard_coordinator_hooks {
 /// started ones have finished, releases its Lease (the others take its
 /// keys at once) and completes with operation_aborted.
 ///
-/// Thread safety: try_start, finish, decide, joined, view and owner may be
-/// called from any thread; the rest runs on the coordinator's strand.
+/// One-shot: a second async_run admits no key.
+///
+/// Thread safety: try_start, finish, take_waiting, decide, members, owner
+/// and shard_key may be called from any thread; the rest runs on the
+/// coordinator's strand.
 class shard_coordinator {
 public:
   /// Throws kube::error(client_errc::invalid_config) for bad params.
