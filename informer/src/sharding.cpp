@@ -4,6 +4,8 @@
 
 #include "exception_text.hpp"
 
+#include <kube/controller/reconcile.hpp>
+
 #include <kube/base/strand.hpp>
 #include <kube/detail/spawn.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
@@ -524,6 +526,17 @@ public:
     }
   }
 
+  // After cancellation (not cancellable itself): checks `done` every 100 ms
+  // or when woken.
+  template <class Done>
+  asio::awaitable<void> poll_until(Done done) {
+    while (!done()) {
+      cv_.expires_after(std::chrono::milliseconds(100));
+      auto [ec] = co_await cv_.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+    }
+  }
+
   asio::awaitable<void> run_informer() { co_await informer_->async_run(asio::use_awaitable); }
 
   // ---- label mode ----
@@ -577,14 +590,10 @@ public:
       for (const auto& o : l.resource.cached()) {
         const std::string to = ring.owner(shard_key(o.key));
         if (to.empty() || to == params_.identity) continue;
-        metadata_api api(client_, l.resource.gvr, o.namespace_name);
-        auto [ec, got] = co_await api.async_get(o.name, asio::as_tuple(asio::use_awaitable));
-        if (ec) continue;
+        // Cached by the label-selected informer: labelled ours at that
+        // resourceVersion (a conflict re-reads it in set_label).
         const auto still_mine = [this](std::string_view v) { return v == params_.identity; };
-        const auto& labels = got.labels();
-        const auto label = labels.find(label_key_);
-        if (label == labels.end() || !still_mine(label->second)) continue;
-        co_await set_label(l.resource, o.namespace_name, o.name, std::string(got.resource_version()), still_mine, to);
+        co_await set_label(l.resource, o.namespace_name, o.name, o.resource_version, still_mine, to);
       }
     }
   }
@@ -814,15 +823,10 @@ public:
       std::lock_guard lk(m_);
       stopping_ = true;
     }
-    for (;;) {
-      {
-        std::lock_guard lk(m_);
-        if (started_.empty()) break;
-      }
-      cv_.expires_after(std::chrono::milliseconds(100));
-      auto [ec] = co_await cv_.async_wait(asio::as_tuple(asio::use_awaitable));
-      (void)ec;
-    }
+    co_await poll_until([this] {
+      std::lock_guard lk(m_);
+      return started_.empty();
+    });
     try {
       co_await release();
     } catch (const std::exception& e) {
@@ -833,11 +837,7 @@ public:
       state_.left();
     }
     for (auto& stop : stops) stop->emit(asio::cancellation_type::terminal);
-    while (*running > 0) {
-      cv_.expires_after(std::chrono::milliseconds(100));
-      auto [ec] = co_await cv_.async_wait(asio::as_tuple(asio::use_awaitable));
-      (void)ec;
-    }
+    co_await poll_until([&running] { return *running == 0; });
     if (failure) std::rethrow_exception(failure);
     throw boost::system::system_error(asio::error::operation_aborted);
   }
@@ -909,11 +909,10 @@ void shard_coordinator::label(std::vector<shard_labeled_resource> resources) {
 asio::awaitable<bool> shard_coordinator::primary_exists(const std::string& key) {
   if (impl_->labeled_.empty()) co_return false;
   const auto& r = impl_->labeled_.front().resource;
-  const auto slash = key.find('/');
-  const std::string ns = slash == std::string::npos ? std::string() : key.substr(0, slash);
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  metadata_api api(impl_->client_, r.gvr, ns);
-  auto [ec, got] = co_await api.async_get(name, asio::as_tuple(asio::use_awaitable));
+  const auto k = parse_key(key);
+  if (!k) co_return false;
+  metadata_api api(impl_->client_, r.gvr, k->namespace_);
+  auto [ec, got] = co_await api.async_get(k->name, asio::as_tuple(asio::use_awaitable));
   (void)got;
   if (ec == api_errc::not_found) co_return false;
   if (ec) throw kube::error(ec, "reading " + r.gvr.resource + " " + key);

@@ -138,7 +138,8 @@ public:
               std::vector<shard_labeled_resource::cached_object> out;
               const auto key_of = informer::default_key_func<T>();
               for (const auto& o : inf->cache()->list()) {
-                out.push_back({std::string(o->namespace_()), std::string(o->name()), key_of(*o)});
+                out.push_back({std::string(o->namespace_()), std::string(o->name()), std::string(o->resource_version()),
+                               key_of(*o)});
               }
               return out;
             }));
@@ -193,7 +194,8 @@ public:
             std::vector<shard_labeled_resource::cached_object> out;
             for (const auto& o : inf->cache()->list()) {
               if (auto k = controller_owner_key(*o, owner)) {
-                out.push_back({std::string(o->namespace_()), std::string(o->name()), std::move(*k)});
+                out.push_back({std::string(o->namespace_()), std::string(o->name()), std::string(o->resource_version()),
+                               std::move(*k)});
               }
             }
             return out;

@@ -236,10 +236,10 @@ struct shard_labeled_resource {
   /// The controller key an object belongs to: its own for the primary, its
   /// controller owner's for an owned type (none: not the controller's).
   std::function<std::optional<std::string>(const partial_object_metadata&)> key_of;
-  /// What this replica's (label-selected) informer holds: namespace, name
-  /// and key of each object.
+  /// What this replica's (label-selected) informer holds: namespace, name,
+  /// resourceVersion and key of each object.
   struct cached_object {
-    std::string namespace_name, name, key;
+    std::string namespace_name, name, resource_version, key;
   };
   std::function<std::vector<cached_object>()> cached;
 };
