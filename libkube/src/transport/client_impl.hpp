@@ -29,6 +29,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -212,7 +213,7 @@ private:
 
 /// An open watch: its connection, the chunked-body parser and the decoder.
 /// Touched only on the client's strand.
-struct watch_state {
+struct watch_state : std::enable_shared_from_this<watch_state> {
   std::shared_ptr<client_impl> impl;
   request req;
   std::unique_ptr<connection> conn;
@@ -224,8 +225,21 @@ struct watch_state {
   diagnostics failure_diag;
   std::chrono::milliseconds idle_timeout{0};  ///< see stream_params
 
+  // The idle_timeout watchdog: one timer per stream that fires at most once
+  // per idle_timeout, instead of a timer wait armed and cancelled around
+  // every read (two timer operations and a timerfd update per event).
+  std::optional<boost::asio::steady_timer> watchdog;
+  std::chrono::steady_clock::time_point read_since{};  ///< when the read in flight started
+  bool reading = false;                                ///< a read_some is in flight
+  bool armed = false;                                  ///< the watchdog's wait is pending
+  bool stalled = false;                                ///< the watchdog closed the connection
+
   /// Reads the next piece of body into buf; n is how many bytes arrived.
   boost::asio::awaitable<error_code> read_some(std::size_t& n);
+  /// Waits until `at`, then closes the stream if a read has been in flight
+  /// for idle_timeout, waits again if a younger one is, else stops (the
+  /// next read arms it: a stream nobody reads keeps no work pending).
+  void arm_watchdog(std::chrono::steady_clock::time_point at);
   boost::asio::awaitable<result<watch_event>> next();
   void end_of_body();
   void fail(error_code ec);

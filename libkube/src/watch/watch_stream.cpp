@@ -24,22 +24,47 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   n = 0;
   parser.get().body().data = buf.data();
   parser.get().body().size = buf.size();
-  if (idle_timeout.count() > 0) conn->tcp().expires_after(idle_timeout);
+  if (idle_timeout.count() > 0) {
+    read_since = std::chrono::steady_clock::now();
+    reading = true;
+    if (!armed) arm_watchdog(read_since + idle_timeout);
+  }
   auto [ec, used] =
       co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
   (void)used;
+  reading = false;
   n = buf.size() - parser.get().body().size;
   if (ec == http::error::need_buffer) ec = {};
   // A silent stream is a dead connection to the caller: timed_out, a
   // network error (the informer reopens its watch at the last version).
-  if (ec == beast::error::timeout) ec = asio::error::timed_out;
+  if (ec == beast::error::timeout || (ec && stalled)) ec = asio::error::timed_out;
   co_return ec;
+}
+
+void watch_state::arm_watchdog(std::chrono::steady_clock::time_point at) {
+  if (!watchdog) watchdog.emplace(impl->strand);
+  watchdog->expires_at(at);
+  armed = true;
+  // Weak: a stream dropped by its owner goes away at once, its timer with it.
+  watchdog->async_wait([weak = weak_from_this()](error_code ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->armed = false;
+    if (ec || self->done || !self->reading) return;  // closed, or nobody reading: the next read arms it
+    if (std::chrono::steady_clock::now() - self->read_since >= self->idle_timeout) {
+      self->stalled = true;
+      self->fail(asio::error::timed_out);  // closes: the read in flight fails, read_some reports timed_out
+      return;
+    }
+    self->arm_watchdog(self->read_since + self->idle_timeout);  // when this read could first be overdue
+  });
 }
 
 // Closes the socket only: a read may still be pending on the connection's
 // stream and buffer, so they live until the watch_state goes away.
 void watch_state::close() {
   done = true;
+  if (watchdog) watchdog->cancel();
   if (conn) {
     boost::system::error_code ignored;
     conn->tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -9,6 +9,7 @@
 #include <kube/with_diagnostics.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -52,7 +53,9 @@ struct watch_outcome {
   steady::duration after_last_event{};
 };
 
-watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::milliseconds idle) {
+// `pause`: how long the consumer takes over each event before it asks for the next.
+watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::milliseconds idle,
+                                std::chrono::milliseconds pause = 0ms) {
   asio::io_context io;
   raw_http_server server(io.get_executor(), std::move(h));
   auto c = make_client(io, server, 5s);
@@ -74,6 +77,10 @@ watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::millise
             break;
           }
           ++out.events;
+          if (pause > 0ms) {
+            asio::steady_timer busy(io, pause);
+            co_await busy.async_wait(asio::use_awaitable);
+          }
           last = steady::now();
         }
         server.stop();
@@ -131,6 +138,25 @@ TEST_CASE("a watch whose events keep coming is not cut by its idle timeout", "[s
       600ms);
   CHECK(o.events == 8);
   CHECK(o.ec == asio::error::eof);  // the server's clean end, not a timeout
+}
+
+TEST_CASE("a watch whose consumer is slower than its idle timeout is not cut", "[stall][watch]") {
+  // The three events arrive at once and the end of the body 1 s later; the
+  // consumer spends 700 ms on each event, more than the 300 ms idle
+  // timeout, so for most of the time no read is in flight: only a read
+  // that waits counts.
+  auto o = watch_until_error(
+      [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+        co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event) +
+                                               raw_http_server::chunk(added_event) +
+                                               raw_http_server::chunk(added_event));
+        co_await raw_http_server::sleep(1s);
+        co_await raw_http_server::write(s, raw_http_server::chunk(""));
+        co_return false;
+      },
+      300ms, 700ms);
+  CHECK(o.events == 3);
+  CHECK(o.ec == asio::error::eof);
 }
 
 TEST_CASE("a watch whose response headers never come fails with a timeout", "[stall][watch]") {
