@@ -48,7 +48,7 @@ for n in "${names[@]}"; do
 done
 
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1 -D_GLIBCXX_ASSERTIONS" -DKUBE_WERROR=ON \
+  -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1 -D_GLIBCXX_ASSERTIONS" -DKUBE_WERROR=ON \
   -DKUBE_SANITIZE="address,undefined" -DKUBE_FUZZ=ON \
   -DKUBE_BUILD_TESTS=ON -DKUBE_BUILD_SAMPLES=OFF >/dev/null
 targets=("${names[@]/%/_fuzz}")
