@@ -27,9 +27,10 @@ struct watch_params {
   std::optional<long long> timeout_seconds = {};  ///< the server ends the watch after this, s
   bool send_initial_events = false;               ///< streaming list (needs resource_version_match=NotOlderThan)
   std::string resource_version_match = {};
-  /// Client side, not sent: a watch that receives no byte for this long is
-  /// presumed dead (a half-open connection, a hung server), closed, and its
-  /// async_next fails with boost::asio::error::timed_out; 0 = never. Keep it
+  /// Client side, not sent: a watch whose read has waited this long for
+  /// data is presumed dead (a half-open connection, a hung server), closed,
+  /// and its async_next fails with boost::asio::error::timed_out; time spent
+  /// between async_next calls does not count; 0 = never. Keep it
   /// well above the server's bookmark period when asking for bookmarks (the
   /// informer does: reflector_params::watch_idle_timeout).
   std::chrono::milliseconds idle_timeout{0};
