@@ -90,6 +90,24 @@ TEST_CASE("indexer: an update moves the object between index values", "[informer
   CHECK(ix.by_index("color", "green")[0]->rv == "2");
 }
 
+TEST_CASE("indexer: an update with the same index values serves the new object under them", "[informer][indexer]") {
+  ki::indexer<thing> ix(ki::default_key_func<thing>(), by_color());
+  ix.add(make("ns", "a", "1", {"red", "blue"}));
+  ix.add(make("ns", "b", "1", {"red"}));
+  ix.update(make("ns", "a", "2", {"red", "blue"}));  // unchanged: nothing moves
+  ix.update(make("ns", "b", "2", {"red"}));
+  ix.update(make("ns", "a", "3", {"blue", "red"}));  // the same values in another order
+  CHECK(sorted(ix.index_keys("color", "red")) == strings{"ns/a", "ns/b"});
+  CHECK(ix.index_keys("color", "blue") == strings{"ns/a"});
+  CHECK(sorted(ix.list_index_values("color")) == strings{"blue", "red"});
+  CHECK(ix.index_keys(ki::namespace_index, "ns").size() == 2);
+  REQUIRE(ix.by_index("color", "blue").size() == 1);
+  CHECK(ix.by_index("color", "blue")[0]->rv == "3");
+  ix.remove(make("ns", "a"));
+  ix.remove(make("ns", "b"));
+  CHECK(ix.list_index_values("color").empty());
+}
+
 TEST_CASE("indexer: remove cleans every index", "[informer][indexer]") {
   ki::indexer<thing> ix(ki::default_key_func<thing>(), by_color());
   ix.add(make("ns", "a", "1", {"red"}));

@@ -244,38 +244,53 @@ private:
     auto k = key_of(obj);
     // Compute the new index values before locking (writers are one strand,
     // so funcs_ cannot change meanwhile).
-    std::vector<std::pair<const std::string*, std::vector<std::string>>> values;
+    struct index_values {
+      const std::string* name;
+      const index_func<T>* fn;
+      std::vector<std::string> values;
+    };
+    std::vector<index_values> values;
     values.reserve(funcs_.size());
     for (auto& [name, fn] : funcs_) {
-      values.emplace_back(&name, fn(*obj));
+      values.push_back({&name, &fn, fn(*obj)});
     }
     std::unique_lock lock(mutex_);
     auto [it, inserted] = items_.try_emplace(k);
-    if (!inserted) {
-      drop_from_indices(k, *it->second);
-    }
-    it->second = std::move(obj);
-    for (auto& [name, vals] : values) {
+    for (auto& [name, fn, vals] : values) {
       auto& idx = indices_[*name];
+      if (!inserted) {
+        auto old = (*fn)(*it->second);
+        // The common update (a namespace index, a label that did not
+        // change): the key stays where it is, as client-go's store does.
+        if (old == vals) {
+          continue;
+        }
+        drop_from_index(idx, k, old);
+      }
       for (auto& v : vals) {
         idx[std::move(v)].insert(k);
       }
     }
+    it->second = std::move(obj);
   }
 
   // Caller holds the exclusive lock.
   void drop_from_indices(const std::string& k, const T& old) {
     for (auto& [name, fn] : funcs_) {
-      auto& idx = indices_[name];
-      for (auto& v : fn(old)) {
-        auto it = idx.find(v);
-        if (it == idx.end()) {
-          continue;
-        }
-        it->second.erase(k);
-        if (it->second.empty()) {
-          idx.erase(it);  // keep list_index_values free of dead values
-        }
+      drop_from_index(indices_[name], k, fn(old));
+    }
+  }
+
+  // Caller holds the exclusive lock.
+  static void drop_from_index(index_map& idx, const std::string& k, const std::vector<std::string>& values) {
+    for (const auto& v : values) {
+      auto it = idx.find(v);
+      if (it == idx.end()) {
+        continue;
+      }
+      it->second.erase(k);
+      if (it->second.empty()) {
+        idx.erase(it);  // keep list_index_values free of dead values
       }
     }
   }
