@@ -232,7 +232,6 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   std::chrono::steady_clock::time_point read_since{};  ///< when the read in flight started
   bool reading = false;                                ///< a read_some is in flight
   bool armed = false;                                  ///< the watchdog's wait is pending
-  bool stalled = false;                                ///< the watchdog closed the connection
 
   /// Reads the next piece of body into buf; n is how many bytes arrived.
   boost::asio::awaitable<error_code> read_some(std::size_t& n);

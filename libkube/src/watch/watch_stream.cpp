@@ -35,9 +35,10 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   reading = false;
   n = buf.size() - parser.get().body().size;
   if (ec == http::error::need_buffer) ec = {};
-  // A silent stream is a dead connection to the caller: timed_out, a
-  // network error (the informer reopens its watch at the last version).
-  if (ec == beast::error::timeout || (ec && stalled)) ec = asio::error::timed_out;
+  // A failure recorded while this read waited can only be the watchdog's
+  // (timed_out: the informer reopens its watch at the last version); it,
+  // not the aborted read, is what the caller learns.
+  if (ec && failure) ec = failure;
   co_return ec;
 }
 
@@ -52,7 +53,6 @@ void watch_state::arm_watchdog(std::chrono::steady_clock::time_point at) {
     self->armed = false;
     if (ec || self->done || !self->reading) return;  // closed, or nobody reading: the next read arms it
     if (std::chrono::steady_clock::now() - self->read_since >= self->idle_timeout) {
-      self->stalled = true;
       self->fail(asio::error::timed_out);  // closes: the read in flight fails, read_some reports timed_out
       return;
     }
