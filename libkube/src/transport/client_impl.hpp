@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -211,6 +212,15 @@ private:
   friend class request_meter;
 };
 
+/// Where a watch's next event goes (watch_state::async_next): completed
+/// once, on the client's strand, with the event or the stream's failure.
+struct watch_waiter {
+  virtual ~watch_waiter() = default;
+  virtual void complete(result<watch_event> r) = 0;
+  /// The consumer's cancellation slot (unconnected when it has none).
+  boost::asio::cancellation_slot slot;
+};
+
 /// An open watch: its connection, the chunked-body parser and the decoder.
 /// Touched only on the client's strand.
 struct watch_state : std::enable_shared_from_this<watch_state> {
@@ -230,7 +240,7 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   // every read (two timer operations and a timerfd update per event).
   std::optional<boost::asio::steady_timer> watchdog;
   std::chrono::steady_clock::time_point read_since{};  ///< when the read in flight started
-  bool reading = false;                                ///< a read_some is in flight
+  bool reading = false;                                ///< a read is in flight
   bool armed = false;                                  ///< the watchdog's wait is pending
 
   /// Reads the next piece of body into buf; n is how many bytes arrived.
@@ -239,21 +249,37 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   /// for idle_timeout, waits again if a younger one is, else stops (the
   /// next read arms it: a stream nobody reads keeps no work pending).
   void arm_watchdog(std::chrono::steady_clock::time_point at);
-  boost::asio::awaitable<result<watch_event>> next();
+
+  /// From any thread: completes `w` on the strand with the next event, the
+  /// failure or eof. One waiter at a time (one async_next per stream). Each
+  /// event is read by plain handlers on the strand, no coroutine: the
+  /// per-event path of every watch and informer. The waiter's cancellation
+  /// (terminal) closes the stream; the read in flight then fails with
+  /// operation_aborted, which is what the waiter and later calls get.
+  void async_next(std::unique_ptr<watch_waiter> w);
+
   void end_of_body();
   void fail(error_code ec);
   void close();
+
+private:
+  void want(std::unique_ptr<watch_waiter> w);
+  /// Reads for `w` until an event, failure or end is known.
+  void read_for(std::unique_ptr<watch_waiter> w);
+  /// The next event, failure or eof when known without reading more.
+  std::optional<result<watch_event>> ready();
+  /// Takes in what one read brought: n bytes of body and its error.
+  void took(error_code ec, std::size_t n);
+  /// Before and after each read: the body buffer and the watchdog's state;
+  /// end_read returns the read's error as the caller should see it.
+  void begin_read();
+  error_code end_read(error_code ec, std::size_t& n);
 };
 
 /// The library's own way into a watch_stream's state.
 struct watch_stream_access {
   static const std::shared_ptr<watch_state>& state(const watch_stream& w) noexcept { return w.state_; }
 };
-
-/// The next event of `state`'s stream (watch_stream_error for a null one,
-/// the default-constructed stream); on the client's strand. Cancellation
-/// ends the stream, as async_next documents.
-boost::asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state);
 
 /// spawn_operation's `finish` for the client's coroutines: an exception
 /// becomes a code (operation_aborted when Asio throws it at the next
@@ -280,5 +306,50 @@ struct finish_result {
     return {r.ec, std::move(r.diag), std::move(r.value)};
   }
 };
+
+/// The watch_waiter of `handler`, an any_completion_handler of
+/// void(error_code, diagnostics, R): `deliver(result<watch_event>)` turns
+/// the event into the handler's arguments on the strand (an exception
+/// there becomes finish_result's code); the handler then runs on its own
+/// executor, which is kept busy while the waiter waits.
+template <class Handler, class Deliver>
+class watch_waiter_for final : public watch_waiter {
+public:
+  watch_waiter_for(Handler h, Deliver deliver, const boost::asio::any_io_executor& strand)
+      : work_(boost::asio::prefer(boost::asio::get_associated_executor(h, strand),
+                                  boost::asio::execution::outstanding_work.tracked)),
+        handler_(std::move(h)),
+        deliver_(std::move(deliver)) {
+    slot = boost::asio::get_associated_cancellation_slot(handler_);
+  }
+
+  void complete(result<watch_event> r) override {
+    if (slot.is_connected()) slot.clear();
+    using args_t = std::invoke_result_t<Deliver&, result<watch_event>>;
+    args_t args;
+    try {
+      args = deliver_(std::move(r));
+    } catch (...) {
+      args = finish_result{}(std::current_exception(), result<std::tuple_element_t<2, args_t>>{});
+    }
+    boost::asio::dispatch(work_, [h = std::move(handler_), args = std::move(args)]() mutable {
+      std::apply(std::move(h), std::move(args));
+    });
+  }
+
+private:
+  using work_t = decltype(boost::asio::prefer(
+      std::declval<boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>>(),
+      boost::asio::execution::outstanding_work.tracked));
+  work_t work_;
+  Handler handler_;
+  Deliver deliver_;
+};
+
+template <class Handler, class Deliver>
+std::unique_ptr<watch_waiter> make_watch_waiter(Handler h, Deliver deliver,
+                                                const boost::asio::any_io_executor& strand) {
+  return std::make_unique<watch_waiter_for<Handler, Deliver>>(std::move(h), std::move(deliver), strand);
+}
 
 }  // namespace kube::detail

@@ -597,7 +597,8 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
 }
 
 void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_completion h) {
-  if (!t) {
+  const auto& state = watch_stream_access::state(w);
+  if (!t || !state) {
     auto ex = asio::get_associated_executor(h);
     ex.execute([h = std::move(h)]() mutable {
       diagnostics d;
@@ -606,24 +607,19 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
     });
     return;
   }
-  const auto& impl = detail::client_access::impl(t->c);
-  spawn_operation(
-      impl->strand,
-      [t, w = std::move(w), out = std::move(out)]() mutable -> asio::awaitable<result<typed_done>> {
-        result<typed_done> res;
-        // Already on the client's strand: read the stream's next event here
-        // rather than through w.async_next(), a second co_spawn per event.
-        auto ev = co_await next_watch_event(watch_stream_access::state(w));
-        if (ev.ec) {
-          res.ec = ev.ec;
-          res.diag = std::move(ev.diag);
-          co_return res;
-        }
-        const auto what = [&t] { return "watch " + where(*t, t->namespaced ? t->namespace_name : std::string()); };
-        res.ec = translate_event(ev.value, out, what, res.diag);
-        co_return res;
-      },
-      std::move(h), finish_result{});
+  // Translated on the client's strand as the event comes off the stream.
+  auto deliver = [t, out = std::move(out)](result<watch_event> ev) {
+    result<typed_done> res;
+    if (ev.ec) {
+      res.ec = ev.ec;
+      res.diag = std::move(ev.diag);
+    } else {
+      const auto what = [&t] { return "watch " + where(*t, t->namespaced ? t->namespace_name : std::string()); };
+      res.ec = translate_event(ev.value, out, what, res.diag);
+    }
+    return finish_result{}(nullptr, std::move(res));
+  };
+  state->async_next(make_watch_waiter(std::move(h), std::move(deliver), state->impl->strand));
 }
 
 // ---- retry ---------------------------------------------------------------------

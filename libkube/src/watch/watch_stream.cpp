@@ -20,8 +20,7 @@ namespace http = beast::http;
 
 namespace detail {
 
-asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
-  n = 0;
+void watch_state::begin_read() {
   parser.get().body().data = buf.data();
   parser.get().body().size = buf.size();
   if (idle_timeout.count() > 0) {
@@ -29,9 +28,9 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
     reading = true;
     if (!armed) arm_watchdog(read_since + idle_timeout);
   }
-  auto [ec, used] =
-      co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
-  (void)used;
+}
+
+error_code watch_state::end_read(error_code ec, std::size_t& n) {
   reading = false;
   n = buf.size() - parser.get().body().size;
   if (ec == http::error::need_buffer) ec = {};
@@ -39,7 +38,16 @@ asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   // (timed_out: the informer reopens its watch at the last version); it,
   // not the aborted read, is what the caller learns.
   if (ec && failure) ec = failure;
-  co_return ec;
+  return ec;
+}
+
+asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
+  n = 0;
+  begin_read();
+  auto [ec, used] =
+      co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+  (void)used;
+  co_return end_read(ec, n);
 }
 
 void watch_state::arm_watchdog(std::chrono::steady_clock::time_point at) {
@@ -72,49 +80,82 @@ void watch_state::close() {
   }
 }
 
-asio::awaitable<result<watch_event>> watch_state::next() {
-  result<watch_event> r;
+std::optional<result<watch_event>> watch_state::ready() {
   for (;;) {
     // Events decoded before a failure are still delivered, then the failure.
     if (auto ev = decoder.next()) {
       // Move-construct, never move-assign: the object lives in its own arena
       // and assigning it into a default-storage object would copy it deeply.
-      co_return result<watch_event>{{}, {}, std::move(*ev)};
+      return result<watch_event>{{}, {}, std::move(*ev)};
     }
-    if (failure) {
-      r.ec = failure;
-      r.diag = failure_diag;
-      co_return r;
-    }
-    if (done) {
-      r.ec = asio::error::eof;
-      co_return r;
-    }
-    if (parser.is_done()) {
-      end_of_body();
-      continue;
-    }
-    std::size_t n = 0;
-    const auto ec = co_await read_some(n);
-    if (n > 0 && decoder.write(buf.data(), n)) {
-      fail(decoder.error());
-      continue;
-    }
-    if (ec) {
-      const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                         ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-      if (ended && !parser.is_done() && decoder.in_event()) {
-        // The connection dropped inside an event, before the body's end: a
-        // network failure (the watch is reopened where it was), not a
-        // malformed stream (which costs a relist).
-        fail(ec);
-      } else if (ended) {
-        end_of_body();  // the server went away between events: eof
-      } else {
-        fail(ec);
-      }
-    }
+    if (failure) return result<watch_event>{failure, failure_diag, {}};
+    if (done) return result<watch_event>{asio::error::eof, {}, {}};
+    if (!parser.is_done()) return std::nullopt;
+    end_of_body();
   }
+}
+
+void watch_state::took(error_code ec, std::size_t n) {
+  if (n > 0 && decoder.write(buf.data(), n)) {
+    fail(decoder.error());
+    return;
+  }
+  if (!ec) return;
+  const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+                     ec == asio::ssl::error::stream_truncated;
+  if (ended && !parser.is_done() && decoder.in_event()) {
+    // The connection dropped inside an event, before the body's end: a
+    // network failure (the watch is reopened where it was), not a
+    // malformed stream (which costs a relist).
+    fail(ec);
+  } else if (ended) {
+    end_of_body();  // the server went away between events: eof
+  } else {
+    fail(ec);  // closes: cancelled or closed (operation_aborted), reset, timed out
+  }
+}
+
+void watch_state::async_next(std::unique_ptr<watch_waiter> w) {
+  asio::dispatch(impl->strand, [self = shared_from_this(), w = std::move(w)]() mutable { self->want(std::move(w)); });
+}
+
+void watch_state::want(std::unique_ptr<watch_waiter> w) {
+  if (auto r = ready()) {
+    w->complete(std::move(*r));
+    return;
+  }
+  if (w->slot.is_connected()) {
+    w->slot.assign([weak = weak_from_this(), strand = impl->strand](asio::cancellation_type type) {
+      if ((type & asio::cancellation_type::terminal) == asio::cancellation_type::none) return;
+      asio::dispatch(strand, [weak] {
+        if (auto self = weak.lock()) self->close();
+      });
+    });
+  }
+  read_for(std::move(w));
+}
+
+void watch_state::read_for(std::unique_ptr<watch_waiter> w) {
+  begin_read();
+  // The waiter travels with the read, so that an io_context destroyed
+  // with the read pending destroys both (the state never owns it).
+  auto done_reading = asio::bind_executor(
+      impl->strand, [self = shared_from_this(), w = std::move(w)](error_code ec, std::size_t) mutable {
+        std::size_t n = 0;
+        ec = self->end_read(ec, n);
+        try {
+          self->took(ec, n);
+        } catch (const std::exception& e) {  // allocation, in the decoder: the stream cannot go on
+          self->fail(client_errc::protocol_error);
+          self->failure_diag.set_client_message(self->req.describe() + ": internal error: " + e.what());
+        }
+        if (auto r = self->ready()) {
+          w->complete(std::move(*r));
+          return;
+        }
+        self->read_for(std::move(w));
+      });
+  conn->visit([&](auto& s) { http::async_read_some(s, conn->buffer, parser, std::move(done_reading)); });
 }
 
 void watch_state::end_of_body() {
@@ -230,34 +271,19 @@ void start_watch(const std::shared_ptr<client_impl>& impl, request req, std::chr
       std::move(handler), finish_result{});
 }
 
-namespace {
-constexpr const char* empty_stream_message = "async_next on an empty watch_stream";
-}  // namespace
-
-asio::awaitable<result<watch_event>> next_watch_event(std::shared_ptr<watch_state> state) {
-  if (!state) {
-    result<watch_event> r;
-    r.ec = client_errc::watch_stream_error;
-    r.diag.set_client_message(empty_stream_message);
-    co_return r;
-  }
-  auto r = co_await state->next();
-  if (r.ec == asio::error::operation_aborted) state->close();
-  co_return r;
-}
-
 void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watch_event> handler) {
   if (!state) {
     auto ex = asio::get_associated_executor(handler);
     ex.execute([h = std::move(handler)]() mutable {
       diagnostics d;
-      d.set_client_message(empty_stream_message);
+      d.set_client_message("async_next on an empty watch_stream");
       std::move(h)(error_code(client_errc::watch_stream_error), std::move(d), watch_event{});
     });
     return;
   }
-  spawn_operation(
-      state->impl->strand, [state]() { return next_watch_event(state); }, std::move(handler), finish_result{});
+  state->async_next(make_watch_waiter(
+      std::move(handler), [](result<watch_event> r) { return finish_result{}(nullptr, std::move(r)); },
+      state->impl->strand));
 }
 
 }  // namespace detail

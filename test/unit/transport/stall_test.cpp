@@ -1,15 +1,24 @@
 // A server that goes silent is found: the read timeout of unary requests
 // (re-armed for every read, so a slow but steady answer is never cut), the
-// response headers of a watch, and a watch's idle timeout. A scripted local
-// server (test/unit/support/raw_http_server.hpp) plays the silent apiserver.
+// response headers of a watch, and a watch's idle timeout. A watch that
+// waits on a silent server ends when its async_next is cancelled (terminal
+// only) and leaves nothing behind when its io_context goes away. A scripted
+// local server (test/unit/support/raw_http_server.hpp) plays the silent
+// apiserver.
 #include "support/raw_http_server.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/with_diagnostics.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -109,6 +118,61 @@ unary_outcome get_once(asio::io_context& io, raw_http_server& server, std::chron
     server.stop();
     io.stop();
   });
+  io.run_for(30s);
+  return out;
+}
+
+// A watch on a server that goes silent, with no idle timeout: only
+// cancellation, close() or the io_context's end stop its async_next.
+struct cancel_outcome {
+  int events = 0;
+  kube::error_code waiting;  ///< the async_next that was waiting when the signal came
+  kube::error_code later;    ///< the next call after it
+  bool open_after = true;
+  steady::duration took{};
+};
+
+// Reads one event, then asks for the next with a slot that gets `type`
+// 200 ms later; once that call ends, asks once more.
+cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event));
+    co_await raw_http_server::sleep(1500ms);  // then a second event
+    co_await raw_http_server::write(s, raw_http_server::chunk(added_event));
+    co_await raw_http_server::sleep(20s);
+    co_return false;
+  });
+  auto c = make_client(io, server, 5s);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  asio::cancellation_signal sig;
+  cancel_outcome out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
+        auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
+        REQUIRE_FALSE(ec);
+        auto [first, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+        REQUIRE_FALSE(first);
+        ++out.events;
+        asio::steady_timer t(io, 200ms);
+        t.async_wait([&](kube::error_code) { sig.emit(type); });
+        const auto start = steady::now();
+        auto [waiting, ev2] =
+            co_await w.async_next(asio::bind_cancellation_slot(sig.slot(), asio::as_tuple(asio::use_awaitable)));
+        out.took = steady::now() - start;
+        out.waiting = waiting;
+        if (!waiting) ++out.events;
+        out.open_after = w.is_open();
+        asio::steady_timer later(io, 100ms);
+        later.async_wait([&](kube::error_code) { w.close(); });  // a live stream would wait 20 s
+        auto [next, ev3] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+        out.later = next;
+        server.stop();
+        io.stop();
+      },
+      asio::detached);
   io.run_for(30s);
   return out;
 }
@@ -216,4 +280,52 @@ TEST_CASE("a unary answer that arrives slowly but steadily is not cut by read_ti
   CHECK_FALSE(o.ec);
   CHECK(o.res.status == 200);
   CHECK(o.res.body == R"({"items":[1,2,3,4,5,6,7,8]})");
+}
+
+TEST_CASE("cancelling async_next while it waits for data ends the watch with operation_aborted",
+          "[stall][watch][cancel]") {
+  const auto o = cancel_waiting_next(asio::cancellation_type::terminal);
+  CHECK(o.events == 1);
+  CHECK(o.waiting == asio::error::operation_aborted);
+  CHECK(o.took < 1s);  // at the signal, not at the second event
+  CHECK_FALSE(o.open_after);
+  CHECK(o.later == asio::error::operation_aborted);  // and every later call
+}
+
+TEST_CASE("a partial cancellation of async_next is ignored: the watch goes on", "[stall][watch][cancel]") {
+  const auto o = cancel_waiting_next(asio::cancellation_type::partial);
+  CHECK(o.events == 2);  // the waiting call got the second event
+  CHECK_FALSE(o.waiting);
+  CHECK(o.took >= 1s);
+  CHECK(o.open_after);
+  CHECK(o.later == asio::error::operation_aborted);  // closed while it waited
+}
+
+TEST_CASE("an io_context destroyed while async_next waits leaves nothing behind", "[stall][watch]") {
+  // No cancellation, no close: the io_context goes away with the read in
+  // flight. The waiter (with the consumer's coroutine, which holds the
+  // stream) is owned by the read, so LeakSanitizer finds nothing here; a
+  // stream that kept its waiter would leak the stream and the coroutine.
+  bool waiting = false;
+  {
+    asio::io_context io;
+    raw_http_server server(io.get_executor(), one_event_then_silence(20s));
+    auto c = make_client(io, server, 5s);
+    kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
+          auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
+          REQUIRE_FALSE(ec);
+          auto [first, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+          REQUIRE_FALSE(first);
+          waiting = true;
+          co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+          FAIL("the silent stream gave something");
+        },
+        asio::detached);
+    io.run_for(500ms);
+  }
+  CHECK(waiting);
 }
