@@ -132,6 +132,16 @@ struct cancel_outcome {
   steady::duration took{};
 };
 
+// Opens a watch of default's ConfigMaps and takes its first event.
+asio::awaitable<kube::watch_stream> watch_past_first_event(kube::dynamic_api& api) {
+  const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
+  auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
+  REQUIRE_FALSE(ec);
+  auto [first, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
+  REQUIRE_FALSE(first);
+  co_return w;
+}
+
 // Reads one event, then asks for the next with a slot that gets `type`
 // 200 ms later; once that call ends, asks once more.
 cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
@@ -150,11 +160,7 @@ cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
-        auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
-        REQUIRE_FALSE(ec);
-        auto [first, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
-        REQUIRE_FALSE(first);
+        auto w = co_await watch_past_first_event(api);
         ++out.events;
         asio::steady_timer t(io, 200ms);
         t.async_wait([&](kube::error_code) { sig.emit(type); });
@@ -315,11 +321,7 @@ TEST_CASE("an io_context destroyed while async_next waits leaves nothing behind"
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
-          const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
-          auto [ec, w] = co_await api.async_watch(p, asio::as_tuple(asio::use_awaitable));
-          REQUIRE_FALSE(ec);
-          auto [first, ev] = co_await w.async_next(asio::as_tuple(asio::use_awaitable));
-          REQUIRE_FALSE(first);
+          auto w = co_await watch_past_first_event(api);
           waiting = true;
           co_await w.async_next(asio::as_tuple(asio::use_awaitable));
           FAIL("the silent stream gave something");
