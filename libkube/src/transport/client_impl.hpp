@@ -251,7 +251,8 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   void arm_watchdog(std::chrono::steady_clock::time_point at);
 
   /// From any thread: completes `w` on the strand with the next event, the
-  /// failure or eof. One waiter at a time (one async_next per stream). Each
+  /// failure or eof. One waiter at a time (one async_next per stream): a
+  /// second while one waits gets asio::error::in_progress. Each
   /// event is read by plain handlers on the strand, no coroutine: the
   /// per-event path of every watch and informer. The waiter's cancellation
   /// (terminal) closes the stream; the read in flight then fails with
@@ -263,6 +264,7 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   void close();
 
 private:
+  bool waiting = false;  ///< a waiter's read is in flight
   void want(std::unique_ptr<watch_waiter> w);
   /// Reads for `w` until an event, failure or end is known.
   void read_for(std::unique_ptr<watch_waiter> w);

@@ -120,6 +120,15 @@ void watch_state::async_next(std::unique_ptr<watch_waiter> w) {
 }
 
 void watch_state::want(std::unique_ptr<watch_waiter> w) {
+  if (waiting) {
+    // Two reads at once would share one parser and buffer: refused, and
+    // the waiting call is left alone.
+    result<watch_event> r;
+    r.ec = asio::error::in_progress;
+    r.diag.set_client_message(req.describe() + ": async_next while another async_next on this stream waits");
+    w->complete(std::move(r));
+    return;
+  }
   if (auto r = ready()) {
     w->complete(std::move(*r));
     return;
@@ -132,6 +141,7 @@ void watch_state::want(std::unique_ptr<watch_waiter> w) {
       });
     });
   }
+  waiting = true;
   read_for(std::move(w));
 }
 
@@ -150,6 +160,7 @@ void watch_state::read_for(std::unique_ptr<watch_waiter> w) {
           self->failure_diag.set_client_message(self->req.describe() + ": internal error: " + e.what());
         }
         if (auto r = self->ready()) {
+          self->waiting = false;
           w->complete(std::move(*r));
           return;
         }

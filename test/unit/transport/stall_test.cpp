@@ -2,7 +2,8 @@
 // (re-armed for every read, so a slow but steady answer is never cut), the
 // response headers of a watch, and a watch's idle timeout. A watch that
 // waits on a silent server ends when its async_next is cancelled (terminal
-// only) and leaves nothing behind when its io_context goes away. A scripted
+// only) and leaves nothing behind when its io_context goes away; a second
+// async_next while one waits is refused. A scripted
 // local server (test/unit/support/raw_http_server.hpp) plays the silent
 // apiserver.
 #include "support/raw_http_server.hpp"
@@ -132,6 +133,17 @@ struct cancel_outcome {
   steady::duration took{};
 };
 
+// One event, a second 1.5 s later, then silence.
+raw_http_server::handler two_events_apart() {
+  return [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event));
+    co_await raw_http_server::sleep(1500ms);
+    co_await raw_http_server::write(s, raw_http_server::chunk(added_event));
+    co_await raw_http_server::sleep(20s);
+    co_return false;
+  };
+}
+
 // Opens a watch of default's ConfigMaps and takes its first event.
 asio::awaitable<kube::watch_stream> watch_past_first_event(kube::dynamic_api& api) {
   const kube::watch_params p;  // g++ 12: no class temporaries inside a co_await expression
@@ -146,13 +158,7 @@ asio::awaitable<kube::watch_stream> watch_past_first_event(kube::dynamic_api& ap
 // 200 ms later; once that call ends, asks once more.
 cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
   asio::io_context io;
-  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
-    co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event));
-    co_await raw_http_server::sleep(1500ms);  // then a second event
-    co_await raw_http_server::write(s, raw_http_server::chunk(added_event));
-    co_await raw_http_server::sleep(20s);
-    co_return false;
-  });
+  raw_http_server server(io.get_executor(), two_events_apart());
   auto c = make_client(io, server, 5s);
   kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
   asio::cancellation_signal sig;
@@ -330,4 +336,35 @@ TEST_CASE("an io_context destroyed while async_next waits leaves nothing behind"
     io.run_for(500ms);
   }
   CHECK(waiting);
+}
+
+TEST_CASE("a second async_next while one waits is refused with in_progress; the first gets its event",
+          "[stall][watch]") {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), two_events_apart());
+  auto c = make_client(io, server, 5s);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  kube::error_code first = asio::error::would_block;  // not completed yet
+  kube::error_code second;
+  kube::diagnostics second_diag;
+  bool first_done_before_second = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto w = co_await watch_past_first_event(api);
+        w.async_next([&](kube::error_code ec, kube::watch_event) {
+          first = ec;
+          server.stop();
+          io.stop();
+        });
+        auto [ec, ev] = co_await w.async_next(kube::with_diagnostics(second_diag, asio::as_tuple(asio::use_awaitable)));
+        second = ec;
+        first_done_before_second = first != asio::error::would_block;
+      },
+      asio::detached);
+  io.run_for(30s);
+  CHECK(second == asio::error::in_progress);
+  CHECK(second_diag.client_message().find("another async_next") != std::string::npos);
+  CHECK_FALSE(first_done_before_second);
+  CHECK_FALSE(first);  // the waiting call got the second event
 }
