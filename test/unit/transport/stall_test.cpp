@@ -3,9 +3,8 @@
 // response headers of a watch, and a watch's idle timeout. A watch that
 // waits on a silent server ends when its async_next is cancelled (terminal
 // only) and leaves nothing behind when its io_context goes away; a second
-// async_next while one waits is refused. A scripted
-// local server (test/unit/support/raw_http_server.hpp) plays the silent
-// apiserver.
+// async_next while one waits is refused. A scripted local server
+// (test/unit/support/raw_http_server.hpp) plays the silent apiserver.
 #include "support/raw_http_server.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
