@@ -337,7 +337,7 @@ TEST_CASE("an io_context destroyed while async_next waits leaves nothing behind"
   CHECK(waiting);
 }
 
-TEST_CASE("a second async_next while one waits is refused with in_progress; the first gets its event",
+TEST_CASE("a second async_next while one waits is refused with in_progress and the first gets its event",
           "[stall][watch]") {
   asio::io_context io;
   raw_http_server server(io.get_executor(), two_events_apart());
