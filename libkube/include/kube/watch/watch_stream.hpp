@@ -32,7 +32,8 @@ void start_watch_next(const std::shared_ptr<watch_state>& state, completion<watc
 /// Thread safety: copies share one stream. One async_next at a time per
 /// stream (the reads share one parser): a second one while the first waits
 /// completes with `boost::asio::error::in_progress` and leaves the first
-/// alone. Its work runs on the client's strand. close() and is_open() may be called from any thread.
+/// alone. Its work runs on the client's strand. close() and is_open() may
+/// be called from any thread.
 ///
 /// Cancellation: per operation, through the token's cancellation slot,
 /// terminal only (as kube::client). Cancelling async_next ends the stream:
