@@ -276,6 +276,15 @@ private:
   /// end_read returns the read's error as the caller should see it.
   void begin_read();
   error_code end_read(error_code ec, std::size_t& n);
+  /// Parses the bytes already in the connection's buffer, as Beast's
+  /// http::async_read_some does before it reads, but without the post it
+  /// then makes to complete (a scheduler trip, and an epoll_wait, for every
+  /// chunk header and chunk of every event). True when that ends the read
+  /// (`ec` says how); false when the parser needs bytes from the socket.
+  bool parse_buffered(error_code& ec);
+  /// After a read (from the socket or the buffer) ended with `ec`: takes
+  /// in its body bytes and returns what is ready (see ready()).
+  std::optional<result<watch_event>> after_read(error_code ec);
 };
 
 /// The library's own way into a watch_stream's state.

@@ -41,12 +41,28 @@ error_code watch_state::end_read(error_code ec, std::size_t& n) {
   return ec;
 }
 
+bool watch_state::parse_buffered(error_code& ec) {
+  if (conn->buffer.size() == 0) return false;
+  ec = {};
+  const std::size_t used = parser.put(conn->buffer.data(), ec);
+  conn->buffer.consume(used);
+  if (ec == http::error::need_more || (!ec && used == 0)) {
+    ec = {};
+    return false;
+  }
+  return true;
+}
+
 asio::awaitable<error_code> watch_state::read_some(std::size_t& n) {
   n = 0;
   begin_read();
-  auto [ec, used] =
-      co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
-  (void)used;
+  error_code ec;
+  if (!parse_buffered(ec)) {
+    auto [rec, used] =
+        co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+    (void)used;
+    ec = rec;
+  }
   co_return end_read(ec, n);
 }
 
@@ -145,21 +161,36 @@ void watch_state::want(std::unique_ptr<watch_waiter> w) {
   read_for(std::move(w));
 }
 
+std::optional<result<watch_event>> watch_state::after_read(error_code ec) {
+  std::size_t n = 0;
+  ec = end_read(ec, n);
+  try {
+    took(ec, n);
+  } catch (const std::exception& e) {  // allocation, in the decoder: the stream cannot go on
+    fail(client_errc::protocol_error);
+    failure_diag.set_client_message(req.describe() + ": internal error: " + e.what());
+  }
+  return ready();
+}
+
 void watch_state::read_for(std::unique_ptr<watch_waiter> w) {
-  begin_read();
+  // What the connection's buffer already holds is parsed here, without a
+  // trip through the scheduler; the socket is read only when it is used up.
+  for (;;) {
+    begin_read();
+    error_code ec;
+    if (!parse_buffered(ec)) break;
+    if (auto r = after_read(ec)) {
+      waiting = false;
+      w->complete(std::move(*r));
+      return;
+    }
+  }
   // The waiter travels with the read, so that an io_context destroyed
   // with the read pending destroys both (the state never owns it).
   auto done_reading = asio::bind_executor(
       impl->strand, [self = shared_from_this(), w = std::move(w)](error_code ec, std::size_t) mutable {
-        std::size_t n = 0;
-        ec = self->end_read(ec, n);
-        try {
-          self->took(ec, n);
-        } catch (const std::exception& e) {  // allocation, in the decoder: the stream cannot go on
-          self->fail(client_errc::protocol_error);
-          self->failure_diag.set_client_message(self->req.describe() + ": internal error: " + e.what());
-        }
-        if (auto r = self->ready()) {
+        if (auto r = self->after_read(ec)) {
           self->waiting = false;
           w->complete(std::move(*r));
           return;

@@ -3,7 +3,8 @@
 // response headers of a watch, and a watch's idle timeout. A watch that
 // waits on a silent server ends when its async_next is cancelled (terminal
 // only) and leaves nothing behind when its io_context goes away; a second
-// async_next while one waits is refused. A scripted local server
+// async_next while one waits is refused. Events that arrive together are
+// handed out from the buffer, each once. A scripted local server
 // (test/unit/support/raw_http_server.hpp) plays the silent apiserver.
 #include "support/raw_http_server.hpp"
 
@@ -23,6 +24,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using kube_test::raw_http_server;
@@ -57,6 +59,7 @@ raw_http_server::handler one_event_then_silence(std::chrono::milliseconds silenc
 
 struct watch_outcome {
   int events = 0;
+  std::vector<std::string> names;  ///< metadata.name of each event, in order
   kube::error_code ec;
   kube::diagnostics diag;
   steady::duration after_last_event{};
@@ -86,6 +89,11 @@ watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::millise
             break;
           }
           ++out.events;
+          if (const auto* md = ev.object.if_contains("metadata"); md != nullptr && md->is_object()) {
+            if (const auto* n = md->as_object().if_contains("name"); n != nullptr && n->is_string()) {
+              out.names.emplace_back(n->as_string());
+            }
+          }
           if (pause > 0ms) {
             asio::steady_timer busy(io, pause);
             co_await busy.async_wait(asio::use_awaitable);
@@ -213,6 +221,36 @@ TEST_CASE("a watch whose events keep coming is not cut by its idle timeout", "[s
       600ms);
   CHECK(o.events == 8);
   CHECK(o.ec == asio::error::eof);  // the server's clean end, not a timeout
+}
+
+TEST_CASE("events that arrive in one read are all handed out from the buffer - then the end of the body",
+          "[stall][watch]") {
+  // 300 events and the end of the body in one write: after the first read
+  // the client parses what it holds without going back to the socket (nor
+  // through the scheduler) for each chunk; every event comes out once, in
+  // order, then eof. The idle timeout is armed and disarmed around each of
+  // those reads from the buffer and must not fire.
+  constexpr int n = 300;
+  std::string body = raw_http_server::chunked_head();
+  std::vector<std::string> want;
+  for (int i = 0; i < n; ++i) {
+    want.push_back("cm-" + std::to_string(i));
+    body += raw_http_server::chunk(
+        R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + want.back() +
+        R"(","namespace":"default","resourceVersion":")" + std::to_string(100 + i) + "\"}}}\n");
+  }
+  body += raw_http_server::chunk("");
+  auto o = watch_until_error(
+      [&body](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+        co_await raw_http_server::write(s, body);
+        co_await raw_http_server::sleep(20s);  // the connection stays: only the body's end ends the watch
+        co_return false;
+      },
+      300ms);
+  CHECK(o.events == n);
+  CHECK(o.names == want);
+  CHECK(o.ec == asio::error::eof);
+  CHECK(o.after_last_event < 5s);
 }
 
 TEST_CASE("a watch whose consumer is slower than its idle timeout is not cut", "[stall][watch]") {
