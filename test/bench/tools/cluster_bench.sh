@@ -18,8 +18,12 @@ bench_build() {
   # KUBE_BUILD_LOCK=FILE: build under `flock FILE` (a machine shared with other builds).
   # shellcheck disable=SC2086 # lists of words on purpose
   ${KUBE_BUILD_LOCK:+flock "$KUBE_BUILD_LOCK"} cmake --build "$build" --target $targets >&2
+  # go build runs in the module's folder: the output path must be absolute
+  # (a relative -B would put the peers under test/bench/go/).
+  local out
+  out=$(realpath -m "$build/go-bench")
   # shellcheck disable=SC2086
-  (cd "$root/test/bench/go" && GOTOOLCHAIN=local go build -o "$build/go-bench/" $go_pkgs)
+  (cd "$root/test/bench/go" && GOTOOLCHAIN=local go build -o "$out/" $go_pkgs)
   "$root/test/cluster/build.sh" "$build/bench-cluster" >&2
 }
 
