@@ -283,8 +283,9 @@ private:
   /// (`ec` says how); false when the parser needs bytes from the socket.
   bool parse_buffered(error_code& ec);
   /// After a read (from the socket or the buffer) ended with `ec`: takes
-  /// in its body bytes and returns what is ready (see ready()).
-  std::optional<result<watch_event>> after_read(error_code ec);
+  /// in its body bytes and completes `w` with what is ready (see ready()),
+  /// if anything; true when it did.
+  bool after_read(watch_waiter& w, error_code ec);
 };
 
 /// The library's own way into a watch_stream's state.

@@ -161,7 +161,7 @@ void watch_state::want(std::unique_ptr<watch_waiter> w) {
   read_for(std::move(w));
 }
 
-std::optional<result<watch_event>> watch_state::after_read(error_code ec) {
+bool watch_state::after_read(watch_waiter& w, error_code ec) {
   std::size_t n = 0;
   ec = end_read(ec, n);
   try {
@@ -170,7 +170,11 @@ std::optional<result<watch_event>> watch_state::after_read(error_code ec) {
     fail(client_errc::protocol_error);
     failure_diag.set_client_message(req.describe() + ": internal error: " + e.what());
   }
-  return ready();
+  auto r = ready();
+  if (!r) return false;
+  waiting = false;
+  w.complete(std::move(*r));
+  return true;
 }
 
 void watch_state::read_for(std::unique_ptr<watch_waiter> w) {
@@ -180,22 +184,13 @@ void watch_state::read_for(std::unique_ptr<watch_waiter> w) {
     begin_read();
     error_code ec;
     if (!parse_buffered(ec)) break;
-    if (auto r = after_read(ec)) {
-      waiting = false;
-      w->complete(std::move(*r));
-      return;
-    }
+    if (after_read(*w, ec)) return;
   }
   // The waiter travels with the read, so that an io_context destroyed
   // with the read pending destroys both (the state never owns it).
   auto done_reading = asio::bind_executor(
       impl->strand, [self = shared_from_this(), w = std::move(w)](error_code ec, std::size_t) mutable {
-        if (auto r = self->after_read(ec)) {
-          self->waiting = false;
-          w->complete(std::move(*r));
-          return;
-        }
-        self->read_for(std::move(w));
+        if (!self->after_read(*w, ec)) self->read_for(std::move(w));
       });
   conn->visit([&](auto& s) { http::async_read_some(s, conn->buffer, parser, std::move(done_reading)); });
 }
