@@ -150,9 +150,16 @@ void decode(const json::value& in, quantity& out, const json_path& at) {
   } else {
     fail_type(in, at, "a quantity (string)");
   }
-  // The value is not quoted: decode errors reach logs, and objects may hold secrets.
-  if (!quantity::valid(text)) fail(at, "not a valid quantity (" + std::to_string(text.size()) + " bytes)");
-  out = quantity(std::move(text));
+  out = to_quantity(std::move(text), at);
+}
+
+quantity to_quantity(std::string text, const json_path& at) {
+  const auto size = text.size();
+  try {
+    return quantity(std::move(text));
+  } catch (const std::invalid_argument&) {
+    fail(at, "not a valid quantity (" + std::to_string(size) + " bytes)");
+  }
 }
 
 void decode(const json::value& in, timestamp& out, const json_path& at) {

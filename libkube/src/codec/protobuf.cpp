@@ -55,6 +55,22 @@ proto_reader proto_reader::message(const json_path& at) {
   return proto_reader(std::string_view(get_view()));
 }
 
+std::size_t proto_reader::count_run() const noexcept {
+  std::size_t n = 1;
+  try {
+    proto_reader ahead = *this;
+    const auto run_tag = ahead.tag();
+    ahead.skip();
+    while (ahead.next() && ahead.tag() == run_tag) {
+      ahead.skip();
+      ++n;
+    }
+  } catch (const protozero::exception&) {
+    // counted what parsed
+  }
+  return n;
+}
+
 void proto_writer::put_unknown(const unknown_fields& u) {
   if (u.get() && !u.get()->empty()) note_lossy();
   // Re-added field by field: the writer takes values, not raw bytes. The
@@ -114,11 +130,9 @@ void read(proto_reader& in, double& out, const json_path& at) {
 void read(proto_reader& in, bytes& out, const json_path& at) { out.str() = read_view(in, at, "bytes"); }
 
 void read(proto_reader& in, quantity& out, const json_path& at) {
-  std::string text;
-  each_field(in.message(at), 1, [&](proto_reader& f) { read(f, text, at); });
-  // As the JSON decoder: the text is not quoted, objects may hold secrets.
-  if (!quantity::valid(text)) fail(at, "not a valid quantity (" + std::to_string(text.size()) + " bytes)");
-  out = quantity(std::move(text));
+  std::string_view text;  // into the input: copied once, into the quantity
+  each_field(in.message(at), 1, [&](proto_reader& f) { text = read_view(f, at, "a string"); });
+  out = to_quantity(std::string(text), at);
 }
 
 void read(proto_reader& in, int_or_string& out, const json_path& at) {

@@ -9,6 +9,7 @@
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/api/meta/v1/status.hpp>
 #include <kube/codec/codec.hpp>
+#include <kube/codec/proto_impl.hpp>
 #include <kube/detail/typed_core.hpp>
 #include <kube/detail/watch_decoder.hpp>
 
@@ -38,6 +39,19 @@ std::vector<kube::watch_event> decode_watch(const std::string& stream, std::size
   }
   REQUIRE_FALSE(d.finish());
   return out;
+}
+
+// A protobuf varint.
+std::string varint(unsigned v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+// A length-delimited field: a message, a string or bytes.
+std::string field(unsigned number, const std::string& body) {
+  return varint(number << 3 | 2) + varint(static_cast<unsigned>(body.size())) + body;
 }
 
 }  // namespace
@@ -73,18 +87,8 @@ TEST_CASE("managedFields text read from protobuf shares the buffer of equal text
     CHECK(a->text().data() == c->text().data());
   }
   // Text no live value holds is read and checked: not JSON, refused.
-  auto varint = [](unsigned v) {
-    std::string out;
-    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
-    out.push_back(static_cast<char>(v));
-    return out;
-  };
-  auto message = [&](unsigned field, const std::string& body) {  // a length-delimited field
-    return varint(field << 3 | 2) + varint(static_cast<unsigned>(body.size())) + body;
-  };
   const auto bad = kube::codec::seal_envelope(
-      "v1", "Pod",
-      message(1, message(17, message(7, message(1, "{\"f:x\":{},}")))));  // metadata.managedFields[0].fieldsV1.Raw
+      "v1", "Pod", field(1, field(17, field(7, field(1, "{\"f:x\":{},}")))));  // metadata.managedFields[0].fieldsV1.Raw
   CHECK_THROWS_WITH(kube::from_protobuf<k8s::core::v1::Pod>(bad),
                     Catch::Contains(".metadata.managedFields[0].fieldsV1"));
 }
@@ -95,6 +99,48 @@ TEST_CASE("written back, a Pod read from protobuf gives the same bytes", "[codeg
   const auto again = kube::to_protobuf(pod);
   CHECK(kube::to_json(kube::from_protobuf<k8s::core::v1::Pod>(again)) == kube::to_json(pod));
   CHECK(kube::codec::open_envelope(again).kind == "Pod");
+}
+
+TEST_CASE("a repeated field reads whole whether its elements come together or apart", "[codegen][protobuf]") {
+  // PodSpec.containers is field 2, restartPolicy field 3; Container.name is field 1, image field 2.
+  auto container = [](const std::string& name) { return field(2, field(1, name) + field(2, "")); };
+  auto pod_with_spec = [](const std::string& spec) {
+    return kube::codec::seal_envelope("v1", "Pod", field(1, field(1, "p")) + field(2, spec));
+  };
+  auto names = [](const k8s::core::v1::Pod& pod) {
+    std::vector<std::string> out;
+    for (const auto& c : pod.spec->containers) out.push_back(c.name);
+    return out;
+  };
+  const std::vector<std::string> abc{"a", "b", "c"};
+  const auto together = kube::from_protobuf<k8s::core::v1::Pod>(
+      pod_with_spec(container("a") + container("b") + container("c") + field(3, "Always")));
+  CHECK(names(together) == abc);
+  CHECK_FALSE(together.spec->containers[0].image);  // an empty value field is absent
+  const auto apart = kube::from_protobuf<k8s::core::v1::Pod>(
+      pod_with_spec(container("a") + field(3, "Always") + container("b") + container("c")));
+  CHECK(names(apart) == abc);
+  CHECK(apart.spec->restart_policy == "Always");
+  CHECK(apart.spec->containers.capacity() == 3);  // no spare room kept
+  CHECK_THROWS_AS(kube::from_protobuf<k8s::core::v1::Pod>(pod_with_spec(container("a") + container("b") + "\x12\x09")),
+                  kube::decode_error);
+}
+
+TEST_CASE("count_run counts the fields in a row that share the current tag", "[codegen][protobuf]") {
+  // Field 2 three times (a varint, bytes, a varint), field 3, field 2 again.
+  const std::string bytes("\x10\x01\x12\x02xy\x10\x05\x18\x07\x10\x09", 12);
+  kube::codec::proto_reader in(bytes);
+  std::vector<std::size_t> runs;
+  while (in.next()) {
+    runs.push_back(in.count_run());
+    in.skip();
+  }
+  CHECK(runs == std::vector<std::size_t>{3, 2, 1, 1, 1});
+  // Bytes that do not parse end the count, without an error: reading them fails later.
+  const std::string cut("\x12\x01x\x12\x09x", 6);
+  kube::codec::proto_reader at_cut(cut);
+  REQUIRE(at_cut.next());
+  CHECK(at_cut.count_run() == 1);
 }
 
 TEST_CASE("a Status error read from protobuf", "[codegen][protobuf]") {
@@ -132,6 +178,12 @@ TEST_CASE("malformed protobuf is refused with the field's path, never a crash", 
   truncated.resize(truncated.size() / 2);
   CHECK_THROWS_AS(kube::from_protobuf<Pod>(truncated), kube::decode_error);
   CHECK_THROWS_WITH(kube::from_protobuf<Pod>("{\"kind\":\"Pod\"}"), Catch::Contains("no \"k8s\\0\" prefix"));
+  // spec.containers[0].resources.limits{cpu: "bad!"}: the path, the size, not the text
+  const auto bad_quantity = kube::codec::seal_envelope(
+      "v1", "Pod",
+      field(2, field(2, field(1, "c") + field(8, field(1, field(1, "cpu") + field(2, field(1, "bad!")))))));
+  CHECK_THROWS_WITH(kube::from_protobuf<Pod>(bad_quantity),
+                    ".spec.containers[0].resources.limits.cpu: not a valid quantity (4 bytes)");
   const auto body = protobuf_data("pod.pb");
   for (std::size_t n = 0; n < body.size(); n += 7) {  // every cut: an error or a smaller object
     try {

@@ -75,6 +75,10 @@ class proto_writer;
 [[noreturn]] void fail(const json_path& at, const std::string& problem);
 /// "expected <what>, got <JSON kind of v>".
 [[noreturn]] void fail_type(const boost::json::value& v, const json_path& at, std::string_view what);
+/// `text` as a quantity, parsed once; throws decode_error at `at` if it
+/// is not one. The error does not quote the text: decode errors reach logs,
+/// and objects may hold secrets.
+[[nodiscard]] quantity to_quantity(std::string text, const json_path& at);
 
 // Leaf codecs.
 void decode(const boost::json::value& in, std::string& out, const json_path& at);

@@ -17,6 +17,7 @@
 #include <protozero/pbf_reader.hpp>
 #include <protozero/pbf_writer.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -42,6 +43,11 @@ public:
   /// The current field as a message of its own; throws decode_error at `at`
   /// if it is not length-delimited.
   [[nodiscard]] proto_reader message(const json_path& at);
+  /// How many fields in a row, the current one first, share its tag: the
+  /// size of a repeated field, whose elements Go writes together. Counted
+  /// before the first element is read so that its vector is allocated once;
+  /// bytes that do not parse end the count (reading them fails later).
+  [[nodiscard]] std::size_t count_run() const noexcept;
 };
 
 class proto_writer : public protozero::pbf_writer {
@@ -212,12 +218,14 @@ void read(proto_reader& in, std::vector<T>& out, const json_path& at) {
       return;
     }
   }
+  if (out.empty()) out.reserve(in.count_run());
   out.emplace_back();
   read(in, out.back(), json_path{&at, {}, out.size() - 1});
 }
 
-/// Repeated fields grow an element at a time; an object that may sit in a
-/// cache for long keeps no spare capacity (JSON arrays are sized exactly).
+/// A repeated field whose elements did not come together grows an element
+/// at a time; an object that may sit in a cache for long keeps no spare
+/// capacity (JSON arrays are sized exactly).
 template <class T>
 void fit(std::vector<T>& v) {
   if (v.capacity() != v.size()) v.shrink_to_fit();
@@ -230,13 +238,8 @@ void fit(std::optional<std::vector<T>>& v) {
 /// A Go value field: its zero is absent.
 template <class T>
 void read_nonzero(proto_reader& in, std::optional<T>& out, const json_path& at) {
-  T v{};
-  read(in, v, at);
-  if (is_zero(v)) {
-    out.reset();
-  } else {
-    out = std::move(v);
-  }
+  read(in, out.emplace(), at);
+  if (is_zero(*out)) out.reset();
 }
 
 /// Calls `f(in)` for each occurrence of field `tag` in the message `in`
@@ -266,9 +269,10 @@ void read_items(proto_reader& in, std::optional<std::vector<T>>& out, const json
 /// reads the value (its path names the key).
 template <class M, class F>
 void read_entry(proto_reader& in, M& out, const json_path& at, F&& value) {
+  if (out.empty()) out.reserve(in.count_run());
   const auto entry = in.message(at);
-  std::string key;
-  each_field(entry, 1, [&](proto_reader& f) { read(f, key, at); });
+  std::string_view key;  // into the input: copied once, into the map
+  each_field(entry, 1, [&](proto_reader& f) { key = read_view(f, at, "a string"); });
   auto& v = out[key];
   const json_path here{&at, key};
   each_field(entry, 2, [&](proto_reader& f) { value(f, v, here); });
