@@ -114,7 +114,9 @@ std::string_view read_view(proto_reader& in, const json_path& at, std::string_vi
   return in.get_view();
 }
 
-void read(proto_reader& in, std::string& out, const json_path& at) { out = read_view(in, at, "a string"); }
+std::string_view read_string_view(proto_reader& in, const json_path& at) { return read_view(in, at, "a string"); }
+
+void read(proto_reader& in, std::string& out, const json_path& at) { out = read_string_view(in, at); }
 
 void read(proto_reader& in, bool& out, const json_path& at) { out = varint<std::uint64_t>(in, at, "a boolean") != 0; }
 
@@ -131,7 +133,7 @@ void read(proto_reader& in, bytes& out, const json_path& at) { out.str() = read_
 
 void read(proto_reader& in, quantity& out, const json_path& at) {
   std::string_view text;  // into the input: copied once, into the quantity
-  each_field(in.message(at), 1, [&](proto_reader& f) { text = read_view(f, at, "a string"); });
+  each_field(in.message(at), 1, [&](proto_reader& f) { text = read_string_view(f, at); });
   out = to_quantity(std::string(text), at);
 }
 
@@ -286,10 +288,10 @@ protobuf_envelope open_envelope(std::string_view body) {
         env.raw = pb::read_view(in, root, "bytes");
         break;
       case 3:
-        env.content_encoding = pb::read_view(in, root, "a string");
+        env.content_encoding = pb::read_string_view(in, root);
         break;
       case 4:
-        env.content_type = pb::read_view(in, root, "a string");
+        env.content_type = pb::read_string_view(in, root);
         break;
       default:
         in.skip();
@@ -352,14 +354,12 @@ namespace {
 using codec::proto_reader;
 namespace pb = codec::pb;
 
-std::string_view view_of(proto_reader& in, const json_path& at) { return pb::read_view(in, at, "a string"); }
-
 boost::json::object status_cause(proto_reader in, const json_path& at) {
   boost::json::object o;
   while (in.next()) {
     const char* key = in.tag() == 1 ? "reason" : in.tag() == 2 ? "message" : in.tag() == 3 ? "field" : nullptr;
     if (key) {
-      o[key] = view_of(in, at);
+      o[key] = pb::read_string_view(in, at);
     } else {
       in.skip();
     }
@@ -373,16 +373,16 @@ boost::json::object status_details(proto_reader in, const json_path& at) {
   while (in.next()) {
     switch (in.tag()) {
     case 1:
-      o["name"] = view_of(in, at);
+      o["name"] = pb::read_string_view(in, at);
       break;
     case 2:
-      o["group"] = view_of(in, at);
+      o["group"] = pb::read_string_view(in, at);
       break;
     case 3:
-      o["kind"] = view_of(in, at);
+      o["kind"] = pb::read_string_view(in, at);
       break;
     case 6:
-      o["uid"] = view_of(in, at);
+      o["uid"] = pb::read_string_view(in, at);
       break;
     case 4:
       causes.push_back(status_cause(in.message(at), at));
@@ -412,13 +412,13 @@ boost::json::object status_from_protobuf(std::string_view message) {
     while (in.next()) {
       switch (in.tag()) {
       case 2:
-        o["status"] = view_of(in, root);
+        o["status"] = pb::read_string_view(in, root);
         break;
       case 3:
-        o["message"] = view_of(in, root);
+        o["message"] = pb::read_string_view(in, root);
         break;
       case 4:
-        o["reason"] = view_of(in, root);
+        o["reason"] = pb::read_string_view(in, root);
         break;
       case 5:
         o["details"] = status_details(in.message(root), root);
@@ -453,12 +453,12 @@ boost::json::object bookmark_from_protobuf(const codec::protobuf_envelope& env) 
       auto meta = in.message(root);
       while (meta.next()) {
         if (meta.tag() == 6) {
-          md["resourceVersion"] = view_of(meta, root);
+          md["resourceVersion"] = pb::read_string_view(meta, root);
         } else if (meta.tag() == 12) {  // map<string, string> annotations
           const auto entry = meta.message(root);
           std::string_view key, value;
-          codec::pb::each_field(entry, 1, [&](proto_reader& f) { key = view_of(f, root); });
-          codec::pb::each_field(entry, 2, [&](proto_reader& f) { value = view_of(f, root); });
+          codec::pb::each_field(entry, 1, [&](proto_reader& f) { key = pb::read_string_view(f, root); });
+          codec::pb::each_field(entry, 2, [&](proto_reader& f) { value = pb::read_string_view(f, root); });
           auto& a = md["annotations"];
           if (!a.is_object()) a.emplace_object();
           a.as_object()[key] = value;

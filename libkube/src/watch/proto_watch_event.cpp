@@ -20,7 +20,7 @@ bool protobuf_watch_event(std::string_view message, const watch_decoder_params& 
     codec::proto_reader in(message);
     while (in.next()) {
       if (in.tag() == 1) {
-        type_name = codec::pb::read_view(in, {&root, "type"}, "a string");
+        type_name = codec::pb::read_string_view(in, {&root, "type"});
       } else if (in.tag() == 2) {
         const json_path object{&root, "object"};
         has_object = true;

@@ -14,6 +14,8 @@
 #include <kube/detail/watch_decoder.hpp>
 
 #include <catch2/catch.hpp>
+#include <protozero/buffer_string.hpp>
+#include <protozero/varint.hpp>
 
 #include <string>
 #include <vector>
@@ -41,17 +43,13 @@ std::vector<kube::watch_event> decode_watch(const std::string& stream, std::size
   return out;
 }
 
-// A protobuf varint.
-std::string varint(unsigned v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-
-// A length-delimited field: a message, a string or bytes.
+// A length-delimited field (a message, a string or bytes), written by hand
+// so that a test can also write what no writer would.
 std::string field(unsigned number, const std::string& body) {
-  return varint(number << 3 | 2) + varint(static_cast<unsigned>(body.size())) + body;
+  std::string out;
+  protozero::add_varint_to_buffer(&out, number << 3 | 2);
+  protozero::add_varint_to_buffer(&out, body.size());
+  return out + body;
 }
 
 }  // namespace

@@ -94,6 +94,9 @@ namespace pb {
 /// The current length-delimited field's bytes (a view into the input);
 /// throws decode_error at `at` ("expected <what>") for another wire type.
 [[nodiscard]] std::string_view read_view(proto_reader& in, const json_path& at, std::string_view what);
+/// The current string field's bytes, a view into the input (copied only
+/// where they are kept); read(in, std::string&) is this plus the copy.
+[[nodiscard]] std::string_view read_string_view(proto_reader& in, const json_path& at);
 
 // Leaves: one wire shape per C++ type (std::string is protobuf string,
 // kube::bytes is bytes, the apimachinery types are their messages).
@@ -272,7 +275,7 @@ void read_entry(proto_reader& in, M& out, const json_path& at, F&& value) {
   if (out.empty()) out.reserve(in.count_run());
   const auto entry = in.message(at);
   std::string_view key;  // into the input: copied once, into the map
-  each_field(entry, 1, [&](proto_reader& f) { key = read_view(f, at, "a string"); });
+  each_field(entry, 1, [&](proto_reader& f) { key = read_string_view(f, at); });
   auto& v = out[key];
   const json_path here{&at, key};
   each_field(entry, 2, [&](proto_reader& f) { value(f, v, here); });
