@@ -814,6 +814,7 @@ class Emitter:
         self.all = dict(self.external)
         self.all.update(structs)
         self.proto = {}                   # key -> ProtoEntry list, for the structs with a protobuf codec
+        self.comp_of = {}                 # key -> its strongly connected component (box_cycles)
 
     def plan_protobuf(self, proto):
         """The structs whose fields all match their protobuf message, and
@@ -837,7 +838,7 @@ class Emitter:
     def box_cycles(self):
         edges = {k: set(r for f in s.fields for r in f.type.refs() if r in self.structs) for k, s in self.structs.items()}
         comps = sccs(self.structs.keys(), edges)
-        comp_of = {}
+        comp_of = self.comp_of
         for c in comps:
             for k in c:
                 comp_of[k] = tuple(c)
@@ -944,7 +945,16 @@ class Emitter:
             elif not f.required:
                 typ = f"std::optional<{typ}>"
             out.append(doc_comment(f.desc, "  "))
-            out.append(f"  {typ} {f.cpp_name}{{}};\n")
+            # A container of a struct of this struct's own cycle
+            # (JSONSchemaProps.properties) gets no `{}`: clang with
+            # libstdc++ checks, while the struct is still incomplete, whether
+            # it is default-constructible to pick that member's initializer,
+            # caches "no", and later refuses to construct the struct in a
+            # container. Its default constructor (empty) is what `{}` gave.
+            recursive = f.type.kind != "ref" and any(self.comp_of.get(r) == self.comp_of.get(s.key)
+                                                      for r in f.type.refs() if r in self.structs)
+            init = "" if recursive else "{}"
+            out.append(f"  {typ} {f.cpp_name}{init};\n")
         out.append("  /// JSON members this type has no field for; written back on encode.\n")
         out.append("  kube::unknown_fields unknown_fields;\n")
         if s.resource or s.accessors:

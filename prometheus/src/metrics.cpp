@@ -430,8 +430,16 @@ public:
 
   void on_resource_version(std::string_view rv) noexcept override {
     if (!all_digits(rv)) return;  // not a number: the gauges keep their value
+    // Digits only. Up to 19 of them fit a uint64_t, whose conversion rounds
+    // as reading the text as a double would (libc++ 16 has no from_chars for
+    // double); a longer one is summed up digit by digit (and rounds).
     double full = 0;
-    std::from_chars(rv.data(), rv.data() + rv.size(), full);  // digits only: cannot fail (a huge one rounds)
+    if (std::uint64_t whole = 0; rv.size() <= 19) {
+      std::from_chars(rv.data(), rv.data() + rv.size(), whole);
+      full = static_cast<double>(whole);
+    } else {
+      for (const char c : rv) full = full * 10 + (c - '0');
+    }
     // client-go 1.36 keeps the 15 least significant digits: every such
     // number is exact in a double, so the gauge still changes with each
     // new version where the full one would round several to one value.

@@ -64,7 +64,6 @@ using Deployment = k8s::apps::v1::Deployment;
 namespace {
 
 constexpr std::string_view finalizer_name = "samplecontroller.k8s.io/cleanup";
-constexpr std::string_view field_manager = "sample-controller";
 
 constexpr std::string_view usage =
     "usage: sample-controller [-n NAMESPACE] [--kubeconfig FILE] [--context NAME] [--workers N]\n"

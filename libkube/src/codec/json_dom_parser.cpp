@@ -3,12 +3,44 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <charconv>
+#include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
+#if defined(_LIBCPP_VERSION) && _LIBCPP_VERSION < 170000
+#include <cerrno>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+#endif
+
 namespace kube::detail {
 namespace json = boost::json;
+
+namespace {
+// The double a JSON number's text denotes, correctly rounded: true and `out`
+// set when the whole text is one in range.
+bool parse_double(std::string_view text, double& out) {
+#if defined(_LIBCPP_VERSION) && _LIBCPP_VERSION < 170000
+  // libc++ 16 has no std::from_chars for double: strtod in the "C" locale
+  // (glibc's is correctly rounded too).
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
+  const std::string z(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = strtod_l(z.c_str(), &end, c_locale);
+  if (end != z.c_str() + z.size()) return false;
+  // ERANGE with a subnormal result is not out of range for from_chars.
+  if (errno == ERANGE && (v == 0 || v == HUGE_VAL || v == -HUGE_VAL)) return false;
+  out = v;
+  return true;
+#else
+  const auto [end, rc] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return rc == std::errc() && end == text.data() + text.size();
+#endif
+}
+}  // namespace
 
 bool json_dom_handler::on_object_end(std::size_t n, json::error_code&) {
   st.push_object(n);
@@ -58,8 +90,7 @@ bool json_dom_handler::on_double(double d, json::string_view s, json::error_code
   // subset of from_chars'. Out of range keeps Boost's value: infinity (which
   // the callers refuse) or the underflow's zero, as Go reads 1E-400.
   double exact = 0;
-  const auto [end, rc] = std::from_chars(text.data(), text.data() + text.size(), exact);
-  if (rc == std::errc() && end == text.data() + text.size()) d = exact;
+  if (parse_double(text, exact)) d = exact;
   number.clear();
   st.push_double(d);
   return true;

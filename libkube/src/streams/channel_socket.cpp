@@ -16,6 +16,7 @@
 #include <boost/beast/websocket/ssl.hpp>
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -80,8 +81,25 @@ public:
     conn_->visit([&](auto& s) { teardown(role, s, ec); });
   }
   void async_shut_down(beast::role_type role, done_handler h) {
-    using websocket::async_teardown;
-    conn_->visit([&](auto& s) { async_teardown(role, s, asio::bind_executor(get_executor(), std::move(h))); });
+    conn_->visit([&](auto& s) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(s)>, connection::tls_stream>) {
+        // What Beast's async_teardown of an ssl_stream does (close_notify,
+        // then the TCP teardown, the first error wins), written out: Boost
+        // 1.81 declares that one as a friend with other template parameters
+        // than its definition, which clang 16 finds ambiguous through ADL
+        // and inaccessible when named.
+        s.async_shutdown(asio::bind_executor(get_executor(), [this, role, &s, h = std::move(h)](error_code ec) mutable {
+          using websocket::async_teardown;
+          async_teardown(role, s.next_layer(),
+                         asio::bind_executor(get_executor(), [ec, h = std::move(h)](error_code ec2) mutable {
+                           std::move(h)(ec ? ec : ec2);
+                         }));
+        }));
+      } else {
+        using websocket::async_teardown;
+        async_teardown(role, s, asio::bind_executor(get_executor(), std::move(h)));
+      }
+    });
   }
 
 private:

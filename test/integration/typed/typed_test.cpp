@@ -482,7 +482,7 @@ template <>
 struct kube::resource_traits<NumericConfigMap> {
   static constexpr std::string_view group = "";
   static constexpr std::string_view version = "v1";
-  static constexpr std::string_view api_version = "v1";
+  [[maybe_unused]] static constexpr std::string_view api_version = "v1";
   static constexpr std::string_view kind = "ConfigMap";
   static constexpr std::string_view plural = "configmaps";
   static constexpr bool namespaced = true;

@@ -6,10 +6,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <string>
-#include <system_error>
 #include <type_traits>
 
 using codegen::v1::Widget;
@@ -83,8 +82,10 @@ TEST_CASE("a double reads correctly rounded and survives decode and encode, in b
                                "1.7976931348623157E308"};
   for (const char* t : texts) {
     INFO(t);
-    double want = 0;
-    REQUIRE(std::from_chars(t, t + std::strlen(t), want).ec == std::errc());
+    // glibc's strtod rounds correctly (libc++ 16 has no from_chars for double).
+    char* end = nullptr;
+    const double want = std::strtod(t, &end);
+    REQUIRE(end == t + std::strlen(t));
     const std::string text = std::string(R"({"spec":{"template":{"d":[)") + t + R"(]},"x":)" + t + "}}";
     const auto w = kube::from_json<Widget>(text);
     CHECK(w.spec->template_->value().at("d").as_array().at(0).as_double() == want);

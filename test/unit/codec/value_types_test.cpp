@@ -155,7 +155,8 @@ TEST_CASE("unknown_fields: copies, moves and assignments each keep their own mem
   d = std::move(b);
   CHECK(d.size() == 1);
   CHECK(*d.find("x") == 1);
-  d = d;  // self-assignment keeps the members
+  auto& same = d;
+  d = same;  // self-assignment keeps the members
   CHECK(d.size() == 1);
   a.clear();
   CHECK(a.empty());

@@ -87,7 +87,10 @@ private:
       auto [ec, n] = co_await http::async_read(sock, buf, req, asio::as_tuple(asio::use_awaitable));
       if (ec) co_return;
       seen_.push_back(std::string(req.method_string()) + " " + std::string(req.target()));
-      if (!co_await handler_(sock, req, count_++)) {
+      // Counted before the co_await: clang 16 reports a `count_++` inside
+      // it as an unsequenced modification (-Wunsequenced).
+      const int index = count_++;
+      if (!co_await handler_(sock, req, index)) {
         boost::system::error_code ignored;
         sock.close(ignored);
         co_return;

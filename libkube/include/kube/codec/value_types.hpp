@@ -120,7 +120,11 @@ public:
   /// "2024-05-01T10:00:00.000000Z" (metav1.MicroTime's wire form).
   [[nodiscard]] std::string to_micro_string() const;
 
-  friend auto operator<=>(const timestamp&, const timestamp&) = default;
+  friend bool operator==(const timestamp&, const timestamp&) = default;
+  // Written out: libc++ 16 has no operator<=> for std::chrono::time_point.
+  friend std::strong_ordering operator<=>(const timestamp& a, const timestamp& b) noexcept {
+    return a.t_.time_since_epoch().count() <=> b.t_.time_since_epoch().count();
+  }
 
 private:
   time_point t_{};
