@@ -32,9 +32,11 @@ if(KUBE_SANITIZE)
     # g++ 12 warns that TSAN does not model atomic_thread_fence, which Asio uses.
     add_compile_options(-Wno-tsan)
   endif()
-  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND KUBE_SANITIZE MATCHES "undefined")
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16
+     AND KUBE_SANITIZE MATCHES "undefined")
     # clang 14's -fsanitize=function cannot compile coroutines ("Cannot
-    # represent a difference across sections"); the other UBSan checks stay.
+    # represent a difference across sections"; clang 16 can); the other
+    # UBSan checks stay.
     add_compile_options(-fno-sanitize=function)
   endif()
   add_link_options(-fsanitize=${KUBE_SANITIZE})
@@ -46,7 +48,7 @@ endif()
 option(KUBE_FUZZ "Build the libFuzzer binaries of test/fuzz, with coverage instrumentation everywhere (Clang)" OFF)
 if(KUBE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-    message(FATAL_ERROR "KUBE_FUZZ needs Clang (libFuzzer); configure with CXX=clang++")
+    message(FATAL_ERROR "KUBE_FUZZ needs Clang (libFuzzer); configure with CXX=clang++-16")
   endif()
   add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
@@ -56,8 +58,8 @@ function(kube_target_defaults target)
 endfunction()
 
 # kube_debug_unoptimized(target): in a Debug build, compile the target at -O0
-# even when CMAKE_CXX_FLAGS_DEBUG asks for more (scripts/test.sh uses -O1 for
-# the hand-written libraries). For tests, samples, benchmarks (measured in
+# even when CMAKE_CXX_FLAGS_DEBUG asks for more (scripts/test.sh's clang +
+# ThreadSanitizer build uses -O1 for the hand-written libraries). For tests, samples, benchmarks (measured in
 # Release builds only) and generated code: they are compiled more often than
 # they run, and -O0 halves the time g++ spends on their coroutines and
 # template instantiations.
