@@ -1,6 +1,8 @@
 # Installs the built project into a scratch prefix, then configures, builds and
-# runs a tiny consumer that uses find_package(kube).
-foreach(v KUBE_BINARY_DIR CONSUMER_SOURCE_DIR WORK_DIR GENERATOR)
+# runs a consumer that uses find_package(kube), with the compiler, standard
+# library and sanitizers of the build under test; checks that
+# kubeConfigVersion.cmake refuses a version it is not compatible with.
+foreach(v KUBE_BINARY_DIR CONSUMER_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
   if(NOT ${v})
     message(FATAL_ERROR "install test: ${v} is not set")
   endif()
@@ -16,11 +18,26 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${KUBE_BINARY_DIR} --prefix ${prefix})
-set(flags "")
+set(flags "${CXX_FLAGS}")
 if(KUBE_SANITIZE)
-  set(flags "-fsanitize=${KUBE_SANITIZE}")
+  string(APPEND flags " -fsanitize=${KUBE_SANITIZE}")
 endif()
-run(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_FLAGS=${flags})
+# The prefixes as CMAKE_PREFIX_PATH in the environment (':'-separated): a ';'
+# would split this command's arguments.
+set(configure ${CMAKE_COMMAND} -E env "CMAKE_PREFIX_PATH=${prefix}:${PREFIX_PATH}"
+  ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  "-DCMAKE_CXX_FLAGS=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+  -DKUBE_SMALL_CONTROLLER_SOURCE=${SMALL_CONTROLLER_SOURCE})
+
+# The package is 0.1.x and says SameMinorVersion: 0.2 and 1.0 are refused.
+foreach(wanted 0.2 1.0)
+  execute_process(COMMAND ${configure} -B ${WORK_DIR}/build-${wanted} -DKUBE_WANTED_VERSION=${wanted}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "kubeConfig.cmake, version: ")
+    message(FATAL_ERROR "install test: find_package(kube ${wanted}) was not refused by the version file (${rc}): ${err}")
+  endif()
+endforeach()
+
+run(${configure} -B ${WORK_DIR}/build)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer)
