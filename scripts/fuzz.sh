@@ -47,7 +47,7 @@ for n in "${names[@]}"; do
   [[ -d $root/test/fuzz/corpus/$n ]] || { echo "fuzz.sh: no corpus test/fuzz/corpus/$n" >&2; exit 2; }
 done
 
-CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+CXX=clang++-16 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1 -D_GLIBCXX_ASSERTIONS" -DKUBE_WERROR=ON \
   -DKUBE_SANITIZE="address,undefined" -DKUBE_FUZZ=ON \
   -DKUBE_BUILD_TESTS=ON -DKUBE_BUILD_SAMPLES=OFF >/dev/null

@@ -9,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: scripts/tidy.sh BUILD_DIR}
-tidy=${CLANG_TIDY:-clang-tidy}
+tidy=${CLANG_TIDY:-clang-tidy-16}
 jobs=${KUBE_JOBS:-$(nproc)}
 cd "$root"
 # Some sources include generated headers (kube/api/meta/v1/..., e.g. the

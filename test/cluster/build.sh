@@ -29,6 +29,12 @@ key=$( { cd "$here"; cat go.mod go.sum build.sh toxiproxy/go.mod toxiproxy/go.su
          go env GOVERSION GOARCH; echo "$ldflags"; } | sha256sum | cut -c1-16)
 cache=${KUBE_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kube-sdk/cluster}/$key
 
+# One build at a time per key: a second build tree (the clang build, the
+# demo) waits for the first and then finds the binaries cached.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
+
 bins=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kcluster toxiproxy-server kwok)
 missing=0
 for b in "${bins[@]}"; do [[ -x $cache/$b ]] || missing=1; done
