@@ -35,23 +35,23 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "add_subdirectory test: configuring a project that takes kube in with FetchContent failed (${rc})")
 endif()
-# The consumer's TU needs the generated headers (a build step of kube::api);
-# generate them, then compile the TU with the command the build has for it
-# (building its object through ninja would build kube's libraries first).
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build --target
-    _deps/kube-build/codegen/generated/include/kube/api/core/v1/pod.hpp
-  RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "add_subdirectory test: generating kube's types failed (${rc})")
-endif()
-execute_process(COMMAND ninja -C ${WORK_DIR}/build -t commands CMakeFiles/consumer_api_pod.dir/api_pod.cpp.o
-  OUTPUT_VARIABLE commands RESULT_VARIABLE rc)
-string(STRIP "${commands}" commands)
-string(REGEX REPLACE ".*\n" "" compile "${commands}")
-if(NOT rc EQUAL 0 OR NOT compile MATCHES "api_pod\\.cpp")
-  message(FATAL_ERROR "add_subdirectory test: no compile command for the consumer's TU (${rc}): ${commands}")
-endif()
-execute_process(COMMAND sh -c "${compile}" WORKING_DIRECTORY ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "add_subdirectory test: compiling the consumer's TU failed (${rc}): ${compile}")
-endif()
+# The consumer's TU needs the generated headers, made by a build step of
+# kube::api. Ninja would first build what kube::api links (kube's libraries),
+# so the two commands that matter are taken from the build and run alone: the
+# generator's, then the TU's compile ("ninja -t commands T" lists the commands
+# that make T, T's own last).
+function(run_last_command_of target what)
+  execute_process(COMMAND ninja -C ${WORK_DIR}/build -t commands ${target}
+    OUTPUT_VARIABLE commands RESULT_VARIABLE rc)
+  string(STRIP "${commands}" commands)
+  string(REGEX REPLACE ".*\n" "" command "${commands}")
+  if(NOT rc EQUAL 0 OR command STREQUAL "")
+    message(FATAL_ERROR "add_subdirectory test: no command for ${what} (${rc})")
+  endif()
+  execute_process(COMMAND sh -c "${command}" WORKING_DIRECTORY ${WORK_DIR}/build RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "add_subdirectory test: ${what} failed (${rc}): ${command}")
+  endif()
+endfunction()
+run_last_command_of(_deps/kube-build/codegen/generated/include/kube/api/core/v1/pod.hpp "generating kube's types")
+run_last_command_of(CMakeFiles/consumer_api_pod.dir/api_pod.cpp.o "compiling the consumer's TU")
