@@ -28,9 +28,11 @@ endif()
 add_executable(consumer_api_pod api_pod.cpp)
 target_link_libraries(consumer_api_pod PRIVATE kube::api kube::controller)
 ")
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build -G Ninja
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_PREFIX_PATH=${PREFIX_PATH}"
-    ${EXTRA_ARGS}
+# The prefixes in the environment (':'-separated), as run.cmake passes them:
+# a ';' in a -D argument would split it.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "CMAKE_PREFIX_PATH=${PREFIX_PATH}"
+    ${CMAKE_COMMAND} -S ${WORK_DIR}/src -B ${WORK_DIR}/build -G Ninja
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" ${EXTRA_ARGS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "add_subdirectory test: configuring a project that takes kube in with FetchContent failed (${rc})")
