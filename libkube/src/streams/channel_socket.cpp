@@ -10,6 +10,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -67,8 +68,33 @@ public:
     conn_->visit([&](auto& s) { s.async_read_some(b, asio::bind_executor(get_executor(), std::move(h))); });
   }
   void write_some(asio::const_buffer b, io_handler h) {
-    conn_->visit([&](auto& s) { s.async_write_some(b, asio::bind_executor(get_executor(), std::move(h))); });
+    if (!hold_write_errors_) {
+      conn_->visit([&](auto& s) { s.async_write_some(b, asio::bind_executor(get_executor(), std::move(h))); });
+      return;
+    }
+    if (*write_error_) {  // a write failed before: this one goes nowhere
+      asio::post(get_executor(), [h = std::move(h), n = b.size()]() mutable { std::move(h)(error_code{}, n); });
+      return;
+    }
+    conn_->visit([&](auto& s) {
+      s.async_write_some(b, asio::bind_executor(get_executor(), [failed = write_error_, n = b.size(), h = std::move(h)](
+                                                                    error_code ec, std::size_t k) mutable {
+                           if (ec) {
+                             *failed = ec;
+                             ec = {};
+                             k = n;
+                           }
+                           std::move(h)(ec, k);
+                         }));
+    });
   }
+  /// From the end of the handshake: a failed write is kept here and shown to
+  /// Beast as done. Beast fails the whole stream on a write error, and its
+  /// next read then ends with operation_aborted, losing what the server sent
+  /// before it closed (an exec's Status, the kubelet's error text): the reads
+  /// go on, and remote_state::send reports the write's error itself.
+  void hold_write_errors() { hold_write_errors_ = true; }
+  [[nodiscard]] error_code write_error() const { return *write_error_; }
   void expires_never() { conn_->tcp().expires_never(); }
   void close() {
     error_code ignored;
@@ -104,6 +130,8 @@ public:
 
 private:
   std::unique_ptr<connection> conn_;
+  bool hold_write_errors_ = false;
+  std::shared_ptr<error_code> write_error_ = std::make_shared<error_code>();  // shared with a write in flight
 };
 
 // Found by Beast through argument-dependent lookup: the closing handshake
@@ -122,7 +150,8 @@ struct channel_websocket {
 };
 
 remote_state::remote_state(const asio::any_io_executor& strand)
-    : signal(strand, asio::steady_timer::time_point::max()) {}
+    : signal(strand, asio::steady_timer::time_point::max()),
+      write_timer(strand) {}
 
 remote_state::~remote_state() = default;
 
@@ -201,7 +230,26 @@ result<std::size_t> remote_state::end_of_output() const {
 asio::awaitable<error_code> remote_state::send(unsigned char channel, std::string_view bytes) {
   co_await wait_until(signal, [this] { return ended || !writing; });
   if (ended) co_return failure ? failure : error_code(asio::error::broken_pipe);
+  // The error channel has spoken (an exec's Status, a forwarded port's
+  // error): the server is closing, and a write now could only fail.
+  if (!status.empty()) co_return error_code(asio::error::broken_pipe);
   writing = true;
+  const auto limit = impl->settings.read_timeout;
+  if (limit.count() > 0) {
+    write_timer.expires_after(limit);
+    write_timer.async_wait([w = weak_from_this(), seq = ++writes](error_code e) {
+      auto s = w.lock();
+      if (e || !s || !s->writing || s->writes != seq) return;
+      s->write_timed_out = true;
+      if (!s->failure) {
+        s->failure = client_errc::timeout;
+        s->failure_diag.set_client_message(s->req.describe() + ": a write made no progress for " +
+                                           std::to_string(s->impl->settings.read_timeout.count()) +
+                                           " ms (read_timeout); the connection was closed");
+      }
+      s->close();
+    });
+  }
   std::string msg;
   msg.reserve(bytes.size() + 1);
   msg.push_back(static_cast<char>(channel));
@@ -210,6 +258,9 @@ asio::awaitable<error_code> remote_state::send(unsigned char channel, std::strin
   auto [ec, n] = co_await ws->ws.async_write(asio::buffer(msg), use_tuple);
   (void)n;
   writing = false;
+  write_timer.cancel();
+  if (!ec) ec = ws->ws.next_layer().write_error();
+  if (write_timed_out) ec = failure;
   notify();
   co_return ec;
 }
@@ -289,6 +340,7 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
                             "\" (this client speaks " + offered + ")");
     co_return nullptr;
   }
+  w.next_layer().hold_write_errors();
   asio::co_spawn(
       impl->strand, [st]() { return st->read_loop(); }, asio::detached);
   co_return st;

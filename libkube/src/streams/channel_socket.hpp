@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,7 +38,7 @@ enum class channel_layout {
 
 struct channel_websocket;  // the Beast stream, in channel_socket.cpp
 
-struct remote_state {
+struct remote_state : std::enable_shared_from_this<remote_state> {
   std::shared_ptr<client_impl> impl;
   request req;
   channel_layout layout = channel_layout::remote_command;
@@ -57,7 +58,10 @@ struct remote_state {
   error_code failure;                       // the connection broke (not a close)
   diagnostics failure_diag;
   bool writing = false;
-  boost::asio::steady_timer signal;  // never expires; cancelled when anything above changes
+  bool write_timed_out = false;           // a write made no progress for read_timeout: the connection was closed
+  std::uint64_t writes = 0;               // counts sends, so a late deadline knows its write has completed
+  boost::asio::steady_timer signal;       // never expires; cancelled when anything above changes
+  boost::asio::steady_timer write_timer;  // the deadline of the write in flight
 
   explicit remote_state(const boost::asio::any_io_executor& strand);
   ~remote_state();
@@ -79,7 +83,11 @@ struct remote_state {
   /// forwarded port, connection_failed with the error text the kubelet
   /// sent when it could not reach the port.
   [[nodiscard]] result<std::size_t> end_of_output() const;
-  /// Sends one message on `channel`, after any write in flight.
+  /// Sends one message on `channel`, after any write in flight. Nothing is
+  /// written once the connection has ended or the error channel has spoken;
+  /// a write that makes no progress for the client's read_timeout closes
+  /// the connection (client_errc::timeout). A failed write leaves the reads
+  /// going: what the server sent before it closed is still read.
   boost::asio::awaitable<error_code> send(unsigned char channel, std::string_view bytes);
 };
 
