@@ -2,6 +2,8 @@
 #include "config/auth.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read.hpp>
@@ -108,8 +110,11 @@ private:
 // has expired, or the server rejected it (401). Requests that need a
 // credential while the plugin runs wait for that run and share its outcome
 // (client-go holds a mutex around the run for the same reason): however many
-// requests start at once, the plugin runs once. Everything here runs on the
-// client's strand.
+// requests start at once, the plugin runs once. The run is a coroutine of
+// its own, not part of the request that started it: a request cancelled
+// while it waits (a `||` timeout, a stopped informer) leaves the run going,
+// its child reaped and its credential cached for the next request.
+// Everything here runs on the client's strand.
 class exec_auth final : public authenticator {
 public:
   exec_auth(exec_params e, std::string server, asio::any_io_executor ex,
@@ -121,57 +126,73 @@ public:
 
   asio::awaitable<error_code> authorization(std::string& out, diagnostics& diag) override {
     const auto usable = [&] {
-      return cached_ && !(cached_->expiry && std::chrono::system_clock::now() >= *cached_->expiry);
+      return st_->cached && !(st_->cached->expiry && std::chrono::system_clock::now() >= *st_->cached->expiry);
     };
     if (!usable()) {
-      if (running_) {
-        // Wait for the run in progress; it cancels the timer when it ends.
-        const auto done = running_;
-        co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
-        if (!usable()) {
-          diag = last_diag_;
-          co_return last_ec_ ? last_ec_ : error_code(client_errc::exec_plugin_failed);
-        }
-      } else {
-        running_ = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
-        exec_credential cred;
-        diagnostics run_diag;
-        exec_run_report report;
-        error_code ec = co_await run_exec_plugin(exec_, server_, cred, run_diag, &report);
-        if (metrics_) metrics_->on_exec_plugin_call(report.exit_code, report.status);
-        if (!ec && cred.token.empty())
-          ec = fail(run_diag, client_errc::exec_plugin_failed,
-                    "exec plugin " + exec_.command +
-                        ": returned a client certificate instead of a token; only token credentials are supported");
-        if (!ec) cached_ = std::move(cred);
-        last_ec_ = ec;
-        last_diag_ = run_diag;
-        running_->cancel();
-        running_.reset();
-        if (ec) {
-          diag = std::move(run_diag);
-          co_return ec;
-        }
+      // Wait for the run; it cancels the timer when it ends. A run that
+      // fails at once may have ended before start_run returns.
+      const auto done = st_->running ? st_->running : start_run();
+      if (st_->running == done) co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
+      if (st_->running == done) co_return error_code(asio::error::operation_aborted);  // this request was cancelled
+      if (!usable()) {
+        diag = st_->last_diag;
+        co_return st_->last_ec ? st_->last_ec : error_code(client_errc::exec_plugin_failed);
       }
     }
-    out = "Bearer " + cached_->token;
+    out = "Bearer " + st_->cached->token;
     co_return error_code{};
   }
 
   bool invalidate() override {
-    cached_.reset();
+    st_->cached.reset();
     return true;
   }
 
 private:
+  // What a run shares with the requests; the run holds it too, so it may
+  // end after the authenticator.
+  struct shared_state {
+    std::optional<exec_credential> cached;
+    std::shared_ptr<asio::steady_timer> running;  // set while the plugin runs
+    error_code last_ec;                           // the last run's outcome, for its waiters
+    diagnostics last_diag;
+  };
+
+  std::shared_ptr<asio::steady_timer> start_run() {
+    auto done = std::make_shared<asio::steady_timer>(executor_, asio::steady_timer::time_point::max());
+    st_->running = done;
+    asio::co_spawn(executor_, run(st_, exec_, server_, metrics_), asio::detached);
+    return done;
+  }
+
+  static asio::awaitable<void> run(std::shared_ptr<shared_state> st, exec_params exec, std::string server,
+                                   std::shared_ptr<metrics::client_metrics> metrics) {
+    exec_credential cred;
+    diagnostics run_diag;
+    exec_run_report report;
+    error_code ec;
+    try {
+      ec = co_await run_exec_plugin(exec, server, cred, run_diag, &report);
+    } catch (const std::exception& e) {
+      ec = fail(run_diag, client_errc::exec_plugin_failed, "exec plugin " + exec.command + ": " + e.what());
+    }
+    if (metrics) metrics->on_exec_plugin_call(report.exit_code, report.status);
+    if (!ec && cred.token.empty())
+      ec = fail(run_diag, client_errc::exec_plugin_failed,
+                "exec plugin " + exec.command +
+                    ": returned a client certificate instead of a token; only token credentials are supported");
+    if (!ec) st->cached = std::move(cred);
+    st->last_ec = ec;
+    st->last_diag = std::move(run_diag);
+    st->running->cancel();
+    st->running.reset();
+  }
+
   exec_params exec_;
   std::string server_;
   asio::any_io_executor executor_;
   std::shared_ptr<metrics::client_metrics> metrics_;  // null: none
-  std::optional<exec_credential> cached_;
-  std::shared_ptr<asio::steady_timer> running_;  // set while the plugin runs
-  error_code last_ec_;                           // the last run's outcome, for its waiters
-  diagnostics last_diag_;
+  std::shared_ptr<shared_state> st_ = std::make_shared<shared_state>();
 };
 
 // RFC 3339 as the apiserver writes it ("2026-11-29T19:00:00Z", optional
@@ -307,6 +328,22 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
 
+  // Kills and reaps the child if this coroutine is destroyed before it has
+  // (its io_context went away mid-run): no zombie is left behind.
+  struct child_reaper {
+    pid_t pid;
+    bool reaped = false;
+    explicit child_reaper(pid_t p)
+        : pid(p) {}
+    child_reaper(const child_reaper&) = delete;
+    child_reaper& operator=(const child_reaper&) = delete;
+    ~child_reaper() {
+      if (reaped || pid <= 0) return;
+      kill(pid, SIGKILL);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
+    }
+  } child(rc == 0 ? pid : -1);
+
   auto ex = co_await asio::this_coro::executor;
   asio::posix::stream_descriptor out_fd(ex, out_pipe[0]);
   if (rc != 0) {
@@ -331,7 +368,10 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   int status = 0;
   for (auto pause = std::chrono::milliseconds(1);;) {
     const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (w == pid || (w < 0 && errno != EINTR)) {
+      child.reaped = true;
+      break;
+    }
     if (w == 0 && !timed_out && std::chrono::steady_clock::now() >= deadline) timed_out = true;
     if (w == 0 && timed_out) kill(pid, SIGKILL);  // then reaped on a next turn
     timer.expires_after(pause);

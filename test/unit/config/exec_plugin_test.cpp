@@ -5,8 +5,10 @@
 #include "config/auth.hpp"
 #include "temp_dir.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -20,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -235,4 +238,48 @@ TEST_CASE("every plugin run is reported with its exit code and client-go's call 
   // As client-go counts it: the run succeeded; its output is another matter.
   CHECK(m->calls[2] == std::pair{0, exec_plugin_status::no_error});
   CHECK(m->calls[3] == std::pair{-1, exec_plugin_status::plugin_not_found_error});
+}
+
+TEST_CASE("a request cancelled while the plugin runs leaves the run going: the next request gets its token, the child "
+          "is reaped",
+          "[exec]") {
+  kube_test::temp_dir t;
+  const auto pid_file = (t.path() / "pid").string();
+  kube::detail::transport_params s;
+  s.server = "https://127.0.0.1:6443";
+  s.has_exec = true;
+  s.exec = shell_plugin("echo $$ > '" + pid_file + "'; sleep 2; cred late-token");  // $$: the child itself
+  asio::io_context io;
+  auto auth = kube::detail::make_authenticator(s, io.get_executor());
+  REQUIRE(auth);
+  bool first_timed_out = false;
+  bool done = false;
+  kube::error_code second_ec;
+  std::string second;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        using namespace asio::experimental::awaitable_operators;
+        std::string h;
+        kube::diagnostics diag;
+        asio::steady_timer deadline(co_await asio::this_coro::executor, 100ms);
+        // The request's own timeout wins: the request is cancelled mid-run.
+        const auto first =
+            co_await (auth->authorization(h, diag) || deadline.async_wait(asio::as_tuple(asio::use_awaitable)));
+        first_timed_out = first.index() == 1;
+        kube::diagnostics diag2;
+        second_ec = co_await auth->authorization(second, diag2);
+        done = true;
+      },
+      asio::detached);
+  io.run_for(10s);
+  REQUIRE(done);  // before the fix the second request waited for ever
+  CHECK(first_timed_out);
+  CHECK_FALSE(second_ec);
+  CHECK(second == "Bearer late-token");
+  std::ifstream in(pid_file);
+  pid_t pid = 0;
+  in >> pid;
+  REQUIRE(pid > 0);
+  CHECK(kill(pid, 0) != 0);  // reaped: not even a zombie is left
 }

@@ -99,15 +99,16 @@ TEST_CASE("an exec whose stdin write fails after the server closed still gives t
   const std::string chunk(64 * 1024, 'o');
   constexpr int chunks = 16;  // exactly the 1 MiB: the rest is small enough to wait in the client's kernel
   asio::io_context io;
-  raw_http_server server(io.get_executor(),
-                         [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
-                           std::string out = switching_protocols(req);
-                           for (int i = 0; i < chunks; ++i) out += frame(1, chunk);
-                           out += frame(3, exit_7) + close_frame;
-                           co_await raw_http_server::write(s, out);
-                           co_await raw_http_server::sleep(std::chrono::milliseconds(100));  // all delivered
-                           co_return false;  // closed: the client's next write is answered with a reset
-                         });
+  raw_http_server server(
+      io.get_executor(),
+      [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
+        std::string out = switching_protocols(req);
+        for (int i = 0; i < chunks; ++i) out += frame(1, chunk);
+        out += frame(3, exit_7) + close_frame;
+        co_await raw_http_server::write(s, out);
+        co_await raw_http_server::sleep(std::chrono::milliseconds(100));  // all delivered
+        co_return false;  // closed: the client's next write is answered with a reset
+      });
   auto c = client_of(io, server, std::chrono::seconds(10));
   run(io, [&]() -> asio::awaitable<void> {
     kube::api<k8s::core::v1::Pod> pods(c, "ns");
@@ -138,12 +139,13 @@ TEST_CASE("an exec whose stdin write fails after the server closed still gives t
 
 TEST_CASE("a stdin write the server never reads ends with a timeout, not a wait for ever", "[streams]") {
   asio::io_context io;
-  raw_http_server server(io.get_executor(),
-                         [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
-                           co_await raw_http_server::write(s, switching_protocols(req));
-                           co_await raw_http_server::sleep(std::chrono::seconds(25));  // reads nothing
-                           co_return false;
-                         });
+  raw_http_server server(
+      io.get_executor(),
+      [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
+        co_await raw_http_server::write(s, switching_protocols(req));
+        co_await raw_http_server::sleep(std::chrono::seconds(25));  // reads nothing
+        co_return false;
+      });
   auto c = client_of(io, server, std::chrono::milliseconds(500));
   run(io, [&]() -> asio::awaitable<void> {
     kube::api<k8s::core::v1::Pod> pods(c, "ns");
