@@ -10,6 +10,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
 namespace kube::detail {
 namespace {
@@ -33,28 +35,121 @@ bool is_loopback(const std::string& host) {
 
 }  // namespace
 
+namespace {
+
+// An address with an IPv4-mapped IPv6 one read as the IPv4 it maps (Go's
+// net.IP compares them equal).
+std::optional<boost::asio::ip::address> ip_of(std::string_view text, bool allow_zone) {
+  if (text.empty() || (!allow_zone && text.find('%') != std::string_view::npos)) return std::nullopt;
+  boost::system::error_code ec;
+  auto a = boost::asio::ip::make_address(std::string(text), ec);
+  if (ec) return std::nullopt;
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    a = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6());
+  return a;
+}
+
+std::vector<unsigned char> bytes_of(const boost::asio::ip::address& a) {
+  if (a.is_v4()) {
+    const auto b = a.to_v4().to_bytes();
+    return {b.begin(), b.end()};
+  }
+  const auto b = a.to_v6().to_bytes();
+  return {b.begin(), b.end()};
+}
+
+// "10.96.0.0/12", "fd00::/8": whether `host` is inside.
+bool cidr_contains(const boost::asio::ip::address& net, int bits, const boost::asio::ip::address& host) {
+  if (net.is_v4() != host.is_v4()) return false;
+  const auto n = bytes_of(net);
+  const auto h = bytes_of(host);
+  for (std::size_t i = 0; bits > 0; ++i, bits -= 8) {
+    const unsigned mask = bits >= 8 ? 0xffU : (0xffU << (8 - bits)) & 0xffU;
+    if ((n[i] & mask) != (h[i] & mask)) return false;
+  }
+  return true;
+}
+
+// Go's net.ParseCIDR: an address without a zone, '/', a prefix length of at
+// most 32 or 128 in decimal.
+bool parse_cidr(std::string_view entry, boost::asio::ip::address& net, int& bits) {
+  const auto slash = entry.find('/');
+  if (slash == std::string_view::npos) return false;
+  const auto a = ip_of(entry.substr(0, slash), false);
+  const auto len = entry.substr(slash + 1);
+  if (!a || len.empty() || len.size() > 3) return false;
+  bits = 0;
+  for (char c : len) {
+    if (c < '0' || c > '9') return false;
+    bits = bits * 10 + (c - '0');
+  }
+  // An IPv4-mapped network keeps its IPv6 length (Go reads it as IPv4 with 96 fewer bits).
+  const boost::asio::ip::address written = boost::asio::ip::make_address(std::string(entry.substr(0, slash)));
+  if (written.is_v6() && a->is_v4()) bits -= 96;
+  if (bits < 0 || bits > (a->is_v4() ? 32 : 128)) return false;
+  net = *a;
+  return true;
+}
+
+// Go's net.SplitHostPort: "host:port" or "[v6]:port"; false when there is
+// no port or the host has a colon outside brackets.
+bool split_host_port(std::string_view s, std::string_view& host, std::string_view& port) {
+  if (!s.empty() && s.front() == '[') {
+    const auto close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') return false;
+    host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+    return port.find(':') == std::string_view::npos;
+  }
+  const auto colon = s.rfind(':');
+  if (colon == std::string_view::npos || s.substr(0, colon).find(':') != std::string_view::npos) return false;
+  host = s.substr(0, colon);
+  port = s.substr(colon + 1);
+  return true;
+}
+
+}  // namespace
+
 bool no_proxy_matches(std::string_view no_proxy, const std::string& host, const std::string& port) {
-  const std::string list(no_proxy);
   const std::string h = lower(host);
+  const auto host_ip = ip_of(h, true);  // a zone makes it no less an address: names never match it
   std::size_t start = 0;
-  while (start <= list.size()) {
-    auto end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string entry = lower(list.substr(start, end - start));
+  while (start <= no_proxy.size()) {
+    auto end = no_proxy.find(',', start);
+    if (end == std::string_view::npos) end = no_proxy.size();
+    std::string entry = lower(std::string(no_proxy.substr(start, end - start)));
     start = end + 1;
-    entry.erase(0, entry.find_first_not_of(' '));
-    entry.erase(entry.find_last_not_of(' ') + 1);
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
     if (entry.empty()) continue;
     if (entry == "*") return true;
-    if (auto colon = entry.rfind(':'); colon != std::string::npos && entry.find(':') == colon) {
-      if (entry.substr(colon + 1) != port) continue;
-      entry.resize(colon);
+    boost::asio::ip::address net;
+    int bits = 0;
+    if (parse_cidr(entry, net, bits)) {
+      if (host_ip && cidr_contains(net, bits, *host_ip)) return true;
+      continue;
     }
-    if (entry.front() == '.') entry.erase(0, 1);
-    if (h == entry) return true;
-    if (h.size() > entry.size() && h.compare(h.size() - entry.size(), entry.size(), entry) == 0 &&
-        h[h.size() - entry.size() - 1] == '.')
-      return true;
+    std::string_view ehost = entry;
+    std::string_view eport;
+    if (!split_host_port(entry, ehost, eport)) {
+      ehost = entry;
+      eport = {};
+    } else if (ehost.empty()) {
+      continue;  // ":1": no host, ignored as Go does
+    }
+    const bool port_ok = eport.empty() || eport == port;
+    if (const auto ip = ip_of(ehost, false)) {
+      if (host_ip && *ip == *host_ip && port_ok) return true;
+      continue;
+    }
+    if (host_ip || !port_ok) continue;
+    // "example.com" matches it and its subdomains; ".example.com" and
+    // "*.example.com" only the subdomains.
+    if (ehost.size() > 1 && ehost.substr(0, 2) == "*.") ehost.remove_prefix(1);
+    const bool match_host = ehost.front() != '.';
+    const std::string suffix = match_host ? "." + std::string(ehost) : std::string(ehost);
+    if (h.size() >= suffix.size() && h.compare(h.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+    if (match_host && h == ehost) return true;
   }
   return false;
 }

@@ -24,9 +24,14 @@ struct endpoint {
 /// (invalid_config) naming the URL that cannot work.
 endpoint make_endpoint(const transport_params& s);
 
-/// Whether a NO_PROXY list exempts host:port: comma-separated hosts, domain
-/// suffixes (".example.com" or "example.com" also match subdomains), IPs,
-/// host:port, or "*". Case-insensitive.
+/// Whether a NO_PROXY list exempts host:port, by Go's rules
+/// (golang.org/x/net/http/httpproxy, which client-go uses): comma-separated
+/// entries, case-insensitive; "*"; CIDR blocks ("10.96.0.0/12", "fd00::/8");
+/// IPs ("2001:db8::1", "[2001:db8::1]:443", "10.0.0.1:6443"); names:
+/// "example.com" matches it and its subdomains, ".example.com" and
+/// "*.example.com" only its subdomains, each with an optional ":port". Names
+/// never match a host that is an IP; non-ASCII names are compared as
+/// written (Go converts them to punycode first).
 bool no_proxy_matches(std::string_view no_proxy, const std::string& host, const std::string& port);
 
 }  // namespace kube::detail
