@@ -1116,8 +1116,9 @@ class Emitter:
 
     @staticmethod
     def proto_arrays(entries):
-        """The list members among `entries` (inlined ones included)."""
-        return [e.field for e in proto_fields(entries) if e.field.type.kind == "array"]
+        """The list and map members among `entries` (inlined ones
+        included): fit() after the fields are read."""
+        return [e.field for e in proto_fields(entries) if e.field.type.kind in ("array", "map")]
 
     def proto_writes(self, entries, w, out, ind, depth):
         for e in sorted(entries, key=lambda e: e.pf.number):

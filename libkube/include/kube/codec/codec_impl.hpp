@@ -98,8 +98,9 @@ void decode_into(const boost::json::value& in, string_map<T>& out, const json_pa
   for (const auto& kv : *o) {
     const std::string_view key(kv.key().data(), kv.key().size());
     const json_path here{&at, key};
-    decode_into(kv.value(), out[key], here);
+    decode_into(kv.value(), out.decode_append(key), here);
   }
+  out.restore_order();  // O(n log n) whatever the keys' order
 }
 
 template <class T>

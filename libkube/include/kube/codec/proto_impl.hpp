@@ -237,6 +237,15 @@ template <class T>
 void fit(std::optional<std::vector<T>>& v) {
   if (v) fit(*v);
 }
+/// A map read entry by entry (read_entry): in key order, one entry per key.
+template <class T>
+void fit(string_map<T>& m) {
+  m.restore_order();
+}
+template <class T>
+void fit(std::optional<string_map<T>>& m) {
+  if (m) fit(*m);
+}
 
 /// A Go value field: its zero is absent.
 template <class T>
@@ -269,14 +278,17 @@ void read_items(proto_reader& in, std::optional<std::vector<T>>& out, const json
 }
 
 /// One entry of a map<string, V>: a message {key = 1, value = 2}; `value`
-/// reads the value (its path names the key).
+/// reads the value (its path names the key). The entry is appended in the
+/// order it came; the message's reader calls fit() on the map once all its
+/// fields are read, which sorts the entries and keeps the last of each key
+/// (as Go's decoder does): O(n log n) whatever the order and interleaving.
 template <class M, class F>
 void read_entry(proto_reader& in, M& out, const json_path& at, F&& value) {
   if (out.empty()) out.reserve(in.count_run());
   const auto entry = in.message(at);
   std::string_view key;  // into the input: copied once, into the map
   each_field(entry, 1, [&](proto_reader& f) { key = read_string_view(f, at); });
-  auto& v = out[key];
+  auto& v = out.decode_append(key);
   const json_path here{&at, key};
   each_field(entry, 2, [&](proto_reader& f) { value(f, v, here); });
 }

@@ -18,7 +18,8 @@
 //   (as for std::vector); a lookup does not.
 // - value_type is std::pair<std::string, T>: the key is not const, but
 //   changing a key through an iterator breaks the ordering; do not.
-// - Inserting in the middle moves the later entries (maps here are small).
+// - Inserting in the middle moves the later entries (maps here are small);
+//   the decoders fill a map whole, in O(n log n) whatever the key order.
 // A std::map<std::string, T> converts implicitly, so `labels = std::map{...}`
 // and comparisons against a std::map keep compiling.
 //
@@ -163,13 +164,36 @@ public:
 
   /// For decoders: replaces the contents with the entries of [first, last),
   /// moved, allocating once. Entries are kept in key order; of two with the
-  /// same key the later one wins (as a JSON object decodes).
+  /// same key the later one wins (as a JSON object decodes). O(n) for keys
+  /// in order (as Go writes them), O(n log n) at worst.
   template <std::random_access_iterator It>
   void assign_moved(It first, It last) {
     items_.clear();
     items_.reserve(static_cast<size_type>(last - first));
-    for (; first != last; ++first) {
-      insert_or_assign(std::move(first->first), std::move(first->second));
+    for (; first != last; ++first) items_.emplace_back(std::move(first->first), std::move(first->second));
+    restore_order();
+  }
+  /// For decoders that see one entry at a time (protobuf map entries, which
+  /// may come in any order and between other fields): appends (key, T{})
+  /// without looking for the key, and gives its value to fill. The map is out
+  /// of order until restore_order(), which must come before any other use.
+  T& decode_append(std::string_view key) { return items_.emplace_back(std::string(key), T{}).second; }
+  /// Sorts what decode_append added, keeping the last of each key, and
+  /// drops spare capacity. O(n) when the keys came in order.
+  void restore_order() {
+    bool ordered = true;
+    for (size_type i = 1; i < items_.size() && ordered; ++i) ordered = key_less(items_[i - 1], items_[i]);
+    if (!ordered) {
+      std::stable_sort(items_.begin(), items_.end(), key_less);
+      auto out = items_.begin();
+      for (auto it = items_.begin(); it != items_.end();) {
+        auto next = it + 1;
+        while (next != items_.end() && next->first == it->first) ++next;
+        if (out != next - 1) *out = std::move(*(next - 1));  // the last of equal keys wins
+        ++out;
+        it = next;
+      }
+      items_.erase(out, items_.end());
     }
     if (items_.capacity() != items_.size()) items_.shrink_to_fit();
   }
@@ -178,6 +202,9 @@ public:
   friend void swap(string_map& a, string_map& b) noexcept { a.swap(b); }
 
 private:
+  static bool key_less(const value_type& a, const value_type& b) {
+    return std::string_view(a.first) < std::string_view(b.first);
+  }
   template <class It>
   void assign_range(It first, It last) {
     for (; first != last; ++first) {
