@@ -273,12 +273,16 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
       r.value = std::move(st);
       co_return r;
     }
-    // Refused: read the (small) Status body.
+    // Refused: read the (small) Status body, all of it within read_timeout
+    // (a server that stops in the middle of it must not hold the caller).
     std::string body;
+    if (settings.read_timeout.count() > 0) st->conn->tcp().expires_after(settings.read_timeout);
+    bool body_timed_out = false;
     while (!st->parser.is_done() && body.size() < (1u << 20)) {
       std::size_t n = 0;
       const auto rec = co_await st->read_some(n);
       body.append(st->buf.data(), n);
+      body_timed_out = rec == beast::error::timeout;
       if (rec) break;
     }
     st->close();
@@ -288,6 +292,10 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
       continue;
     }
     r.ec = status_error(status, body, req, r.diag);
+    if (body_timed_out) {
+      r.diag.set_client_message(r.diag.client_message() + " (the rest of its body did not come within " +
+                                std::to_string(settings.read_timeout.count()) + " ms, read_timeout)");
+    }
     co_return r;
   }
 }

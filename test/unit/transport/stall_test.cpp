@@ -297,6 +297,38 @@ TEST_CASE("a watch whose response headers never come fails with a timeout", "[st
   CHECK(diag.client_message().find("read_timeout") != std::string::npos);
 }
 
+TEST_CASE("a refused watch whose Status body stalls fails after read_timeout with the status it had",
+          "[stall][watch]") {
+  // 503 with a chunked body: the first bytes of the Status, then nothing.
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+    co_await raw_http_server::write(
+        s, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+               raw_http_server::chunk(R"({"kind":"Status","apiVersion":"v1",)"));
+    co_await raw_http_server::sleep(20s);
+    co_return false;
+  });
+  auto c = make_client(io, server, 400ms);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  kube::error_code ec;
+  kube::diagnostics diag;
+  const auto start = steady::now();
+  steady::duration took{};
+  bool done = false;
+  api.async_watch(kube::watch_params{}, kube::with_diagnostics(diag, [&](kube::error_code e, kube::watch_stream) {
+                    ec = e;
+                    done = true;
+                    took = steady::now() - start;
+                    server.stop();
+                    io.stop();
+                  }));
+  io.run_for(30s);
+  REQUIRE(done);
+  CHECK(took < 5s);  // before: until the server went away, 20 s
+  CHECK(ec == kube::api_errc::service_unavailable);
+  CHECK_THAT(diag.client_message(), Catch::Contains("503") && Catch::Contains("read_timeout"));
+}
+
 TEST_CASE("a unary answer that stops mid-body fails with a timeout after read_timeout", "[stall][unary]") {
   asio::io_context io;
   raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
