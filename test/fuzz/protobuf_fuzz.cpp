@@ -3,6 +3,9 @@
 //   even: a protobuf body ("k8s\0" + runtime.Unknown) read as a Pod. What
 //         reads must write, read back equal, and write the same bytes again
 //         (unknown fields included).
+//         The same bytes are also walked as messages nested in
+//         length-delimited fields, at every level, with the reader's own
+//         message(): its depth limit must stop the walk, whatever the input.
 //   odd:  a protobuf watch stream (4-byte lengths, WatchEvents of Pods) fed
 //         whole and cut at a point the second byte picks: the same events
 //         and the same error either way.
@@ -12,11 +15,14 @@
 
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/codec/codec.hpp>
+#include <kube/codec/proto_impl.hpp>
 #include <kube/detail/typed_core.hpp>
 #include <kube/detail/watch_decoder.hpp>
 
 #include <boost/json/serialize.hpp>
+#include <protozero/exception.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -44,6 +50,24 @@ void check_body(std::string_view body) {
   fuzz::require(kube::to_protobuf(back) == again, target, "a second write differs from the first");
   fuzz::require(back.unknown_fields == pod.unknown_fields, target, "unknown fields changed on the way");
   (void)kube::to_json(back);
+}
+
+// Reads every length-delimited field as a message, to any depth the reader
+// allows; returns the deepest level reached.
+std::size_t walk(kube::codec::proto_reader in, std::size_t depth) {
+  std::size_t deepest = depth;
+  try {
+    while (in.next()) {
+      if (in.wire_type() != protozero::pbf_wire_type::length_delimited) {
+        in.skip();
+        continue;
+      }
+      deepest = std::max(deepest, walk(in.message(kube::json_path{}), depth + 1));
+    }
+  } catch (const protozero::exception&) {  // not a message: this level ends here
+  } catch (const kube::decode_error&) {    // the depth limit
+  }
+  return deepest;
 }
 
 struct outcome {
@@ -96,6 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto in = fuzz::text(data + 2, size - 2);
   if (data[0] % 2 == 0) {
     check_body(in);
+    fuzz::require(walk(kube::codec::proto_reader(in), 0) <= kube::codec::max_json_depth, target,
+                  "messages were read deeper than max_json_depth");
   } else {
     check_stream(in, in.empty() ? 0 : data[1] * in.size() / 256);
   }

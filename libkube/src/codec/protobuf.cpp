@@ -12,6 +12,7 @@
 #include <protozero/exception.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -52,7 +53,11 @@ T varint(proto_reader& in, const json_path& at, std::string_view what) {
 
 proto_reader proto_reader::message(const json_path& at) {
   expect(*this, pbf_wire_type::length_delimited, at, "a message");
-  return proto_reader(std::string_view(get_view()));
+  if (depth_ + 1 > max_json_depth)
+    fail(at, "protobuf messages nested deeper than " + std::to_string(max_json_depth) + " levels");
+  proto_reader sub{std::string_view(get_view())};
+  sub.depth_ = depth_ + 1;
+  return sub;
 }
 
 std::size_t proto_reader::count_run() const noexcept {
@@ -127,6 +132,9 @@ void read(proto_reader& in, std::int64_t& out, const json_path& at) { out = vari
 void read(proto_reader& in, double& out, const json_path& at) {
   expect(in, pbf_wire_type::fixed64, at, "a double");
   out = in.get_double();
+  // JSON cannot carry NaN or an infinity, and the JSON readers refuse a
+  // number too large for a double: one rule for both formats.
+  if (!std::isfinite(out)) fail(at, "a double that is NaN or infinite");
 }
 
 void read(proto_reader& in, bytes& out, const json_path& at) { out.str() = read_view(in, at, "bytes"); }

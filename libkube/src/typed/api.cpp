@@ -527,16 +527,27 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   }
   if (!ev.object_text.empty()) {
     // A raw-objects stream: straight from the text into T, no DOM.
+    std::string read_error;
     if (out.read && out.resource_version_of) {
       try {
         codec::read_text(ev.object_text, out.read, out.object);
         *out.resource_version = out.resource_version_of(out.object);
         return {};
-      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the DOM path below reports it
+      } catch (const std::exception& e) {  // the DOM path below reports it, with the object's name
+        read_error = e.what();
       }
     }
+    // The decoder checked the grammar; what it does not check is refused
+    // here: a number too large for a double (1e999).
     error_code jec;
-    ev.object = detail::parse_json(ev.object_text, jec).as_object();  // valid JSON: the decoder checked it
+    auto parsed = detail::parse_json(ev.object_text, jec);
+    if (jec || !parsed.is_object()) {
+      diag.set_client_message(
+          what() + ": " + std::string(to_string(ev.type)) +
+          " event: " + (read_error.empty() ? "the object does not read as JSON (" + jec.message() + ")" : read_error));
+      return client_errc::decode_error;
+    }
+    ev.object = std::move(parsed.as_object());
   }
   const json::object* md = nullptr;
   if (const auto* m = ev.object.if_contains("metadata"); m && m->is_object()) md = &m->as_object();

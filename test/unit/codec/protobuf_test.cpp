@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,54 @@ TEST_CASE("count_run counts the fields in a row that share the current tag", "[c
   kube::codec::proto_reader at_cut(cut);
   REQUIRE(at_cut.next());
   CHECK(at_cut.count_run() == 1);
+}
+
+TEST_CASE("protobuf messages nest at most max_json_depth deep, as JSON does", "[codegen][protobuf]") {
+  // Field 1 holding field 1 holding ... `levels` messages in all.
+  auto nested = [](std::size_t levels) {
+    std::string body;
+    for (std::size_t i = 0; i < levels; ++i) body = field(1, body);
+    return body;
+  };
+  // Reads every level the way a message reader does; gives the depth reached.
+  auto descend = [](const std::string& bytes) {
+    std::size_t depth = 0;
+    kube::codec::proto_reader in(bytes);
+    const kube::json_path at{};
+    while (in.next()) {
+      in = in.message(at);
+      ++depth;
+    }
+    return depth;
+  };
+  CHECK(descend(nested(kube::codec::max_json_depth)) == kube::codec::max_json_depth);
+  CHECK_THROWS_WITH(descend(nested(kube::codec::max_json_depth + 1)),
+                    Catch::Contains("protobuf messages nested deeper than 1000 levels"));
+}
+
+TEST_CASE("a protobuf double that is NaN or infinite is refused, as JSON refuses 1e999", "[codegen][protobuf]") {
+  auto fixed64_field = [](double d) {
+    std::string out("\x09", 1);  // field 1, wire type 1 (fixed64)
+    char raw[8];
+    std::memcpy(raw, &d, 8);  // little-endian on every platform we build for
+    return out + std::string(raw, 8);
+  };
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity()}) {
+    const auto bytes = fixed64_field(bad);
+    kube::codec::proto_reader in(bytes);
+    REQUIRE(in.next());
+    double out = 0;
+    const kube::json_path root{};
+    const kube::json_path at{&root, "maximum"};
+    CHECK_THROWS_WITH(kube::codec::pb::read(in, out, at), ".maximum: a double that is NaN or infinite");
+  }
+  const auto ok = fixed64_field(1.5);
+  kube::codec::proto_reader in(ok);
+  REQUIRE(in.next());
+  double out = 0;
+  kube::codec::pb::read(in, out, kube::json_path{});
+  CHECK(out == 1.5);
 }
 
 TEST_CASE("a Status error read from protobuf", "[codegen][protobuf]") {

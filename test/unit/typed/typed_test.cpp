@@ -538,6 +538,31 @@ TEST_CASE("a watch event that does not fit T names the watch, the event, the obj
       });
 }
 
+TEST_CASE("a watch event with a number too large for a double is a decode error naming the event", "[typed][watch]") {
+  with_server(
+      [](const auto&) {
+        const std::string events =
+            R"({"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"6"},"data":{"k":1e999}}})"
+            "\n";
+        return std::vector<std::string>{json_response(200, events)};
+      },
+      [](kube::client c) -> asio::awaitable<void> {
+        kube::api<ConfigMap> cms(c, "demo");
+        auto w = co_await cms.async_watch();
+        try {
+          co_await w.async_next();
+          FAIL("no exception");
+        } catch (const kube::error& e) {
+          const std::string m = e.diag().client_message();
+          INFO(m);
+          CHECK(e.code() == kube::client_errc::decode_error);
+          CHECK(m.find("watch configmaps in namespace demo: MODIFIED") != std::string::npos);
+          CHECK(m.find("exponent overflow") != std::string::npos);
+          CHECK(m.find("internal error") == std::string::npos);  // what it said before
+        }
+      });
+}
+
 TEST_CASE("list_shared decodes each item into its own shared_ptr, with the list's metadata", "[typed][list]") {
   with_server(
       [](const http::request<http::string_body>& req) {

@@ -41,13 +41,17 @@ public:
     out.append_protobuf(std::string_view(start, static_cast<std::size_t>(position() - start)));
   }
   /// The current field as a message of its own; throws decode_error at `at`
-  /// if it is not length-delimited.
+  /// if it is not length-delimited, or if it would nest messages deeper than
+  /// max_json_depth (the one nesting limit of every reader).
   [[nodiscard]] proto_reader message(const json_path& at);
   /// How many fields in a row, the current one first, share its tag: the
   /// size of a repeated field, whose elements Go writes together. Counted
   /// before the first element is read so that its vector is allocated once;
   /// bytes that do not parse end the count (reading them fails later).
   [[nodiscard]] std::size_t count_run() const noexcept;
+
+private:
+  std::size_t depth_ = 0;  // messages around this one
 };
 
 class proto_writer : public protozero::pbf_writer {
