@@ -130,6 +130,13 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff - u
 
   t.lw->push_list_error(api_errc::expired, "too old");
   t.poll();
+  // The list's own 410 reaches the hook, and the list at "" waits the spread delay.
+  REQUIRE(t.errors.size() == 2);
+  CHECK(t.errors[1].first == api_errc::expired);
+  CHECK(t.retries[1].second);
+  CHECK(t.lw->list_calls().size() == 2);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
   REQUIRE(t.lw->list_calls().size() == 3);
   CHECK(t.lw->list_calls()[2].resource_version.empty());  // consistent read
   CHECK(t.lw->list_calls()[2].limit == 500);
@@ -178,6 +185,9 @@ TEST_CASE("reflector: a too large resourceVersion also falls back to a list at t
                           .as_object());
   t.lw->push_list_error(api_errc::timeout, d);
   t.poll();
+  CHECK(t.errors.back().first == api_errc::timeout);  // told, then the backoff
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
   REQUIRE(t.lw->list_calls().size() == 3);
   CHECK(t.lw->list_calls()[2].resource_version.empty());
   // Other list errors do not switch to "" and go to the hook.
@@ -194,11 +204,17 @@ TEST_CASE("reflector: a too large resourceVersion also falls back to a list at t
   CHECK_FALSE(t.r->last_sync_resource_version_unavailable());
 }
 
-TEST_CASE("reflector: an expired continue token falls back to one full list", "[informer][reflector]") {
+TEST_CASE("reflector: an expired continue token falls back to one full list, after the hook and a wait",
+          "[informer][reflector]") {
   reflector_rig t;
   t.lw->push_list({obj("a", "1")}, "10", "t1");
   t.lw->push_list_error(api_errc::expired, "continue expired");
   t.lw->push_list({obj("a", "1"), obj("b", "2")}, "12");
+  t.poll();
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].first == api_errc::expired);
+  CHECK(t.lw->list_calls().size() == 2);
+  t.clk->advance(t.clk->next_wake_in());
   t.poll();
   REQUIRE(t.lw->list_calls().size() == 3);
   CHECK(t.lw->list_calls()[1].continue_token == "t1");
@@ -206,7 +222,7 @@ TEST_CASE("reflector: an expired continue token falls back to one full list", "[
   CHECK_FALSE(t.lw->list_calls()[2].limit);
   CHECK(t.r->last_sync_resource_version() == "12");
   CHECK(t.drain().size() == 2);
-  CHECK(t.errors.empty());
+  CHECK(t.errors.size() == 1);
 }
 
 TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2 minutes of health",
@@ -440,9 +456,52 @@ TEST_CASE("reflector: a streaming list from an expired version restarts at the e
   CHECK(t.lw->watch_calls()[1].resource_version == "5");
   t.lw->push_watch({fake::error(api_errc::expired, "too old")});
   t.poll();
+  CHECK(t.errors.back().first == api_errc::expired);  // told, then the spread wait
+  CHECK(t.lw->watch_calls().size() == 2);
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
   REQUIRE(t.lw->watch_calls().size() == 3);
   CHECK(t.lw->watch_calls()[2].resource_version.empty());
   CHECK(t.lw->watch_calls()[2].send_initial_events);
+}
+
+TEST_CASE("reflector: every failed streaming list reaches the hook; a server that keeps answering 410 is retried "
+          "after a growing wait, never at once",
+          "[informer][reflector]") {
+  reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });
+  // A stream that ends before its initial-events-end bookmark: told to the
+  // hook, and the list follows.
+  t.lw->push_watch({}, fake::stream_end::eof);
+  t.poll();
+  REQUIRE(t.errors.size() == 1);
+  CHECK(t.errors[0].first == client_errc::watch_stream_error);
+  CHECK(t.retries[0] == std::pair{std::chrono::milliseconds(0), true});
+  REQUIRE(t.lw->list_calls().size() == 1);
+  t.lw->push_list({}, "10");
+  t.lw->push_watch({fake::error(api_errc::internal_error, "x")});
+  t.poll();
+  t.clk->advance(t.clk->next_wake_in());
+  t.poll();
+  // Now 410 after 410, on open and as an ERROR event: each one is told, each
+  // retry waits, and nothing is opened while the clock stands still.
+  for (int i = 0; i < 6; ++i) {
+    const auto errors = t.errors.size();
+    if (i % 2 == 0) {
+      t.lw->push_watch_error(api_errc::expired, "too old");
+    } else {
+      t.lw->push_watch({fake::error(api_errc::expired, "too old")});
+    }
+    t.poll();
+    CHECK(t.errors.size() == errors + 1);
+    CHECK(t.errors.back().first == api_errc::expired);
+    const auto watches = t.lw->watch_calls().size();
+    t.poll();
+    CHECK(t.lw->watch_calls().size() == watches);  // no new attempt while the clock stands still
+    REQUIRE(t.clk->pending() == 1);
+    t.clk->advance(t.clk->next_wake_in());
+    t.poll();
+    CHECK(t.lw->watch_calls().size() == watches + 1);
+  }
 }
 
 TEST_CASE("reflector: a relisted object with the held resourceVersion is the held object", "[informer][reflector]") {

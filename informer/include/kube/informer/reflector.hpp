@@ -25,6 +25,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -222,11 +223,13 @@ private:
 
   clock::duration next_delay() { return backoff_.next(o_.clk->now(), o_.random()); }
 
-  // A failed attempt that is tried again without a relist: told to the
-  // hook, then the backoff.
-  boost::asio::awaitable<void> retry_after(const error_code& ec, const diagnostics& diag) {
-    const auto delay = next_delay();
-    report(ec, diag, delay, false);
+  // A failed attempt that is tried again: told to the hook, then the
+  // backoff. `relist`: the next attempt lists (or streams) at "" after a
+  // 410, whose wait is the spread one (backoff::next_spread), as in run().
+  boost::asio::awaitable<void> retry_after(const error_code& ec, const diagnostics& diag, bool relist = false) {
+    const auto delay =
+        relist && is_resource_expired(ec) ? backoff_.next_spread(o_.clk->now(), o_.random()) : next_delay();
+    report(ec, diag, delay, relist);
     co_await sleep(*o_.clk, delay);
   }
 
@@ -330,6 +333,9 @@ private:
         if (r.refused) {
           o_.streaming_list = false;  // the server does not do streaming lists
         }
+        // The list follows at once, as client-go falls back; the hook hears
+        // why the streaming list failed.
+        report(r.f.ec, r.f.diag, clock::duration::zero(), true);
       } else {
         w = std::move(r.stream);
       }
@@ -370,7 +376,9 @@ private:
       co_await throw_if_cancelled();
       if (page.ec) {
         if (is_resource_expired(page.ec) && !p.continue_token.empty()) {
-          // client-go's pager: an expired continue token -> one full list.
+          // client-go's pager: an expired continue token -> one full list,
+          // after the hook and the spread wait.
+          co_await retry_after(page.ec, page.diag, true);
           p = list_params{};
           out.items.clear();
           continue;
@@ -401,7 +409,10 @@ private:
     const auto start = o_.clk->now();
     auto r = co_await paged_list(relist_resource_version());
     if (r.f.ec && (is_resource_expired(r.f.ec) || too_large_rv(r.f.ec, r.f.diag))) {
+      // The version is gone: a consistent list at "", after the hook and
+      // the wait (a server that keeps answering 410 is not hammered).
       unavailable_ = true;
+      co_await retry_after(r.f.ec, r.f.diag, true);
       r = co_await paged_list(relist_resource_version());
     }
     if (r.f.ec) {
@@ -454,6 +465,7 @@ private:
         }
         if (is_resource_expired(o.ec) || too_large_rv(o.ec, o.diag)) {
           unavailable_ = true;
+          co_await retry_after(o.ec, o.diag, true);
           continue;
         }
         out.refused = o.ec.category() == api_category();
@@ -465,7 +477,7 @@ private:
       }
       std::unordered_map<std::string, object_ptr> temp;
       std::string rv;
-      bool retry = false;
+      std::optional<failure> expired;  // a 410 ERROR event: again at "", after the wait
       for (;;) {
         auto ev = co_await o.stream->next();
         co_await throw_if_cancelled();
@@ -477,7 +489,7 @@ private:
         if (ev->type == event_type::error) {
           if (is_resource_expired(ev->ec)) {
             unavailable_ = true;
-            retry = true;
+            expired = failure{ev->ec, std::move(ev->diag)};
             break;
           }
           out.refused = ev->ec.category() == api_category();
@@ -527,7 +539,8 @@ private:
           co_return out;
         }
       }
-      if (retry) {
+      if (expired) {
+        co_await retry_after(expired->ec, expired->diag, true);
         continue;
       }
     }
