@@ -7,8 +7,20 @@
 namespace kube::controller {
 
 void write_memory::set_resources(std::vector<watched_resource> resources) {
+  std::vector<std::optional<informer::label_selector>> selectors;
+  for (const auto& r : resources) {
+    std::optional<informer::label_selector> sel;
+    if (!r.label_selector.empty()) {
+      try {
+        sel = informer::label_selector::parse(r.label_selector);
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): everything, as documented
+      }
+    }
+    selectors.push_back(std::move(sel));
+  }
   const std::lock_guard lock(m_);
   resources_ = std::move(resources);
+  selectors_ = std::move(selectors);
 }
 
 std::uint64_t write_memory::begin() {
@@ -47,24 +59,25 @@ void write_memory::on_written(const kube::detail::written_object& w) noexcept {
   try {
     const std::lock_guard lock(m_);
     if (active_.empty() || w.resource_version.empty()) return;
-    const bool watched = std::any_of(resources_.begin(), resources_.end(), [&](const watched_resource& r) {
-      return r.group == w.group && r.resource == w.resource &&
-             (r.namespace_name.empty() || r.namespace_name == w.namespace_);
-    });
-    if (!watched) return;  // no informer of ours could show it
-    const written_version v{std::string(w.group), std::string(w.resource), std::string(w.resource_version)};
-    for (auto& [id, writes] : active_) merge(writes, v);
+    for (std::size_t i = 0; i < resources_.size(); ++i) {
+      const auto& r = resources_[i];
+      if (r.group != w.group || r.resource != w.resource) continue;
+      if (!r.namespace_name.empty() && r.namespace_name != w.namespace_) continue;    // outside its namespace
+      if (selectors_[i] && w.labels && !selectors_[i]->matches(*w.labels)) continue;  // its selector leaves it out
+      const written_version v{std::string(w.group), std::string(w.resource), std::string(w.resource_version), i};
+      for (auto& [id, writes] : active_) merge(writes, v);
+    }
   } catch (...) {
     // Out of memory: this write is not waited for (the next reconcile may
     // read a cache without it, as with the feature off).
   }
 }
 
-// One entry per resource, with the newest resourceVersion (compared as
+// One entry per informer, with the newest resourceVersion (compared as
 // numbers; one that cannot be compared replaces the old).
 void write_memory::merge(std::vector<written_version>& into, const written_version& w) {
   for (auto& have : into) {
-    if (have.group == w.group && have.resource == w.resource) {
+    if (have.watched == w.watched) {
       const auto order = compare_resource_versions(w.resource_version, have.resource_version);
       if (!order || *order == std::strong_ordering::greater) have.resource_version = w.resource_version;
       return;

@@ -124,7 +124,8 @@ void object_op(const dyn& t, request req, std::string what, completion<unstructu
         if (!out.ec) out.ec = parse_object(r.value.body, what, out.value.object(), out.diag);
         if (!out.ec && written) {
           const unstructured& o = out.value;
-          impl->note_written({t->gvr.group, t->gvr.resource, o.namespace_(), o.name(), o.resource_version()});
+          const string_map<std::string> labels(o.labels());
+          impl->note_written({t->gvr.group, t->gvr.resource, o.namespace_(), o.name(), o.resource_version(), &labels});
         }
         co_return out;
       },

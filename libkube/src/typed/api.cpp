@@ -240,7 +240,8 @@ auto into_written(decode_slot slot, const typed_ptr& t, bool dry_run) {
     const error_code ec = into(slot)(r, what, diag);
     if (!ec && !dry_run && slot.identity != nullptr) {
       const object_identity o = slot.identity(slot.out);
-      detail::client_access::impl(t->c)->note_written({t->group, t->plural, o.namespace_, o.name, o.resource_version});
+      detail::client_access::impl(t->c)->note_written(
+          {t->group, t->plural, o.namespace_, o.name, o.resource_version, o.labels});
     }
     return ec;
   };

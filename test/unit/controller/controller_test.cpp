@@ -278,8 +278,10 @@ TEST_CASE("write_memory: a reconcile's writes wait for the key's next reconcile,
   REQUIRE(got_a.size() == 2);
   CHECK(got_a[0].resource == "secrets");
   CHECK(got_a[0].resource_version == "20");
+  CHECK(got_a[0].watched == 0);
   CHECK(got_a[1].group == "apps");
   CHECK(got_a[1].resource_version == "8");
+  CHECK(got_a[1].watched == 1);
   CHECK(m.take("ns/a").empty());  // taken: the next reconcile does not wait again
   auto got_b = m.take("ns/b");
   REQUIRE(got_b.size() == 1);
@@ -294,6 +296,35 @@ TEST_CASE("write_memory: a reconcile's writes wait for the key's next reconcile,
   write("apps", "deployments", "31");
   m.end(d, "ns/c");
   CHECK(m.take("ns/c").size() == 2);
+}
+
+TEST_CASE("write_memory: a write is kept only for the informers whose namespace and selector could show it",
+          "[controller][read_your_writes]") {
+  kube::controller::write_memory m;
+  // Two informers of ConfigMaps: one in "src" selecting sync=true, one in "dst" selecting everything.
+  m.set_resources({{"", "configmaps", "src", "sync=true"}, {"", "configmaps", "dst"}, {"", "secrets", ""}});
+  const kube::string_map<std::string> synced{{"sync", "true"}};
+  const kube::string_map<std::string> plain{{"app", "x"}};
+  const auto id = m.begin();
+  m.on_written({"", "configmaps", "dst", "copy", "5", &plain});   // dst only
+  m.on_written({"", "configmaps", "src", "other", "6", &plain});  // src, but its selector leaves it out: nobody's
+  m.on_written({"", "configmaps", "src", "a", "7", &synced});     // src
+  m.on_written({"", "secrets", "src", "s", "8", nullptr});        // labels unknown: kept for any selector
+  m.end(id, "src/a");
+  auto got = m.take("src/a");
+  REQUIRE(got.size() == 3);
+  CHECK(got[0].watched == 1);
+  CHECK(got[0].resource_version == "5");
+  CHECK(got[1].watched == 0);
+  CHECK(got[1].resource_version == "7");
+  CHECK(got[2].watched == 2);
+  // Labels unknown (a writer that cannot say): the selecting informer may show it.
+  const auto id2 = m.begin();
+  m.on_written({"", "configmaps", "src", "b", "9", nullptr});
+  m.end(id2, "src/b");
+  auto got_b = m.take("src/b");
+  REQUIRE(got_b.size() == 1);
+  CHECK(got_b[0].watched == 0);
 }
 
 TEST_CASE("controller: the next reconcile of a key waits until its informers observed the key's writes, bounded",

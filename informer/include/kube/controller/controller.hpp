@@ -48,6 +48,7 @@
 #include <kube/controller/sharding.hpp>
 #include <kube/controller/work_loop.hpp>
 #include <kube/controller/write_memory.hpp>
+#include <kube/logger.hpp>
 #include <kube/detail/write_observer.hpp>
 #include <kube/discovery/group_version.hpp>
 #include <kube/informer/clock.hpp>
@@ -96,6 +97,9 @@ struct controller_params : work_loop_params {
   /// The longest that wait lasts; the reconcile then runs on the caches as
   /// they are (controller_metrics::on_cache_wait says it did not catch up).
   std::chrono::milliseconds read_your_writes_timeout{10'000};
+  /// Where a read-your-writes wait that reached its timeout is logged
+  /// (warning); the default writes warnings to stderr.
+  kube::logger log = {};
   /// Sharding (docs/guides/sharding.md): this replica reconciles only the
   /// keys the ring of live replicas assigns to it, and hands keys over
   /// without two replicas running one key at once. Needs the factory
@@ -154,7 +158,9 @@ public:
         owner_(options.owner),
         read_your_writes_timeout_(options.read_your_writes_timeout),
         memory_(options.read_your_writes ? std::make_shared<write_memory>() : nullptr),
-        loop_(std::make_shared<work_loop>(ex, options)) {
+        loop_(std::make_shared<work_loop>(ex, options)),
+        log_(options.log),
+        name_(options.name) {
     if (!primary_) {
       throw std::invalid_argument("kube::controller::controller: the primary informer is null");
     }
@@ -348,9 +354,12 @@ public:
     };
     if (memory_) {
       std::vector<watched_resource> resources;
-      for (const auto& t : tracked_) {
+      watched_.clear();
+      for (std::size_t i = 0; i < tracked_.size(); ++i) {
+        const auto& t = tracked_[i];
         if (t.wait_for_resource_version) {
-          resources.push_back({t.group, t.resource, t.namespace_name});
+          resources.push_back({t.group, t.resource, t.namespace_name, t.label_selector});
+          watched_.push_back(i);
         }
       }
       memory_->set_resources(std::move(resources));
@@ -402,6 +411,7 @@ private:
     /// (empty: not a resource type, not waited for).
     std::string group, resource;
     std::string namespace_name;  ///< the one it watches, when known (a factory's); empty: any
+    std::string label_selector;  ///< the one it lists with, when known (a factory's); empty: everything
     std::function<boost::asio::awaitable<std::tuple<error_code>>(std::string)> wait_for_resource_version;
   };
 
@@ -512,6 +522,9 @@ private:
       if (resource_traits<U>::namespaced && !tracked_.empty()) {
         tracked_.back().namespace_name = f.namespace_name();
       }
+      if (!tracked_.empty()) {
+        tracked_.back().label_selector = f.params().label_selector;
+      }
     }
   }
 
@@ -541,25 +554,36 @@ private:
     const kube::clock& clk = loop_->queue().time_source();
     const auto start = clk.now();
     const auto deadline = start + read_your_writes_timeout_;
+    // Each write waits on the one informer it was kept for (write_memory:
+    // the informers whose namespace and selector could show it).
     bool caught_up = true;
+    std::string behind;  // the resources not caught up, for the log line
     for (const auto& w : pending) {
-      for (const auto& t : tracked_) {
-        if (!caught_up || !t.wait_for_resource_version || t.group != w.group || t.resource != w.resource) {
-          continue;
-        }
-        const auto left = deadline - clk.now();
-        if (left <= kube::clock::duration::zero()) {
-          caught_up = false;
-          continue;
-        }
+      if (w.watched >= watched_.size()) {
+        continue;
+      }
+      const auto& t = tracked_[watched_[w.watched]];
+      const auto left = deadline - clk.now();
+      bool ok = left > kube::clock::duration::zero();
+      if (ok) {
         auto done = co_await (t.wait_for_resource_version(w.resource_version) || bound(clk, left));
-        if (done.index() != 0 || std::get<0>(std::get<0>(done))) {
-          caught_up = false;  // the bound passed, or the informer stopped
-        }
+        ok = done.index() == 0 && !std::get<0>(std::get<0>(done));  // else the bound passed, or the informer stopped
+      }
+      if (!ok) {
+        caught_up = false;
+        behind += (behind.empty() ? "" : ", ") + (w.group.empty() ? w.resource : w.resource + "." + w.group) +
+                  (t.namespace_name.empty() ? "" : " in " + t.namespace_name) + " at resourceVersion " +
+                  w.resource_version;
       }
     }
     if (const auto& m = loop_->metrics()) {
       m->on_cache_wait(clk.now() - start, caught_up);
+    }
+    if (!caught_up && log_.enabled(log_level::warning)) {
+      log_.log(log_level::warning, "controller " + name_ + ": " + key + ": the caches did not show " + behind +
+                                       " (written by the key's last reconcile) within " +
+                                       std::to_string(read_your_writes_timeout_.count()) +
+                                       " ms (read_your_writes_timeout); reconciling on the caches as they are");
     }
   }
 
@@ -647,6 +671,9 @@ private:
   std::shared_ptr<write_memory> memory_;  // null: read_your_writes off
   std::shared_ptr<work_loop> loop_;
   std::vector<tracked> tracked_;
+  std::vector<std::size_t> watched_;  // write_memory's resource i is tracked_[watched_[i]]
+  kube::logger log_;
+  std::string name_;
   std::optional<sharding_params> sharding_;
   std::shared_ptr<shard_coordinator> shard_;     // null: not sharded
   std::vector<shard_labeled_resource> labeled_;  // label mode

@@ -9,10 +9,12 @@
 // that key's next reconcile a wait, never a stale read.
 
 #include <kube/detail/write_observer.hpp>
+#include <kube/informer/label_selector.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -21,26 +23,31 @@
 namespace kube::controller {
 
 /// A resource one of the controller's informers watches: writes to it are
-/// kept, if they are in its namespace (empty: any).
+/// kept for that informer if the informer could show them: in its namespace
+/// (empty: any) and matching its label selector (empty: everything; a write
+/// whose labels are unknown may match).
 struct watched_resource {
   std::string group;  ///< "" for the core group
   std::string resource;
   std::string namespace_name;
+  std::string label_selector = {};
 };
 
-/// The newest resourceVersion written to one resource.
+/// The newest resourceVersion written that one informer could show.
 struct written_version {
   std::string group;  ///< "" for the core group
   std::string resource;
   std::string resource_version;
+  std::size_t watched = 0;  ///< the informer: its index in set_resources' list
 };
 
 /// Thread-safe: writes are told on the client's strand, reconciles start
 /// and end on the controller's.
 class write_memory final : public kube::detail::write_observer {
 public:
-  /// Only writes to these resources are kept: the ones the controller's
-  /// informers could show (set before the first reconcile).
+  /// Only writes to these resources are kept, each for the informers that
+  /// could show it (set before the first reconcile). A selector that does
+  /// not parse selects everything here (the informer's own list refuses it).
   void set_resources(std::vector<watched_resource> resources);
 
   /// A reconcile starts: writes from now on are its, until end(id, ...).
@@ -62,6 +69,7 @@ private:
 
   mutable std::mutex m_;
   std::vector<watched_resource> resources_;
+  std::vector<std::optional<informer::label_selector>> selectors_;  // parsed; nullopt: everything
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, std::vector<written_version>> active_;
   std::unordered_map<std::string, std::vector<written_version>> pending_;

@@ -11,12 +11,14 @@
 // (api_status, delete_result), which need no JSON in this header.
 
 #include <kube/codec/codec.hpp>
+#include <kube/codec/string_map.hpp>
 #include <kube/typed/resource.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/watch_decoder.hpp>
 #include <kube/rest/list_params.hpp>
 
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -148,6 +150,7 @@ using typed_completion = completion<typed_done>;
 /// What a write observer is told of a written object.
 struct object_identity {
   std::string_view namespace_, name, resource_version;
+  const string_map<std::string>* labels = nullptr;  ///< null: the type has none to show
 };
 
 /// An accessor whose string outlives the call (a view into the object, or
@@ -428,7 +431,13 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
                 }) {
     s.identity = [](const void* p) {
       const auto& o = *static_cast<const R*>(p);
-      return object_identity{o.namespace_(), o.name(), o.resource_version()};
+      object_identity id{o.namespace_(), o.name(), o.resource_version()};
+      if constexpr (requires {
+                      { o.labels() } -> std::same_as<const string_map<std::string>&>;
+                    }) {
+        id.labels = &o.labels();
+      }
+      return id;
     };
   }
   return s;

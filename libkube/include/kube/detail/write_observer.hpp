@@ -5,7 +5,10 @@
 // its caches to catch up (docs/guides/controllers.md, "Reading your own
 // writes").
 
+#include <kube/codec/string_map.hpp>
+
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace kube {
@@ -22,6 +25,9 @@ struct written_object {
   std::string_view namespace_;
   std::string_view name;
   std::string_view resource_version;
+  /// The written object's labels; null when the writer cannot say (then
+  /// any label selector may match it).
+  const string_map<std::string>* labels = nullptr;
 };
 
 class write_observer {
