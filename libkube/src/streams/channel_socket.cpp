@@ -269,8 +269,10 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
                                                                    channel_layout layout,
                                                                    std::vector<std::string_view> protocols,
                                                                    error_code& ec, diagnostics& diag) {
+  // Not throttled: as client-go's SPDY/WebSocket upgrades, these do not
+  // take the client's qps/burst tokens (a port-forwarder's burst of local
+  // connections must not delay the program's lists and Lease renewals).
   request_meter meter(*impl, req);  // to the end of the handshake
-  if ((ec = co_await impl->throttle(meter))) co_return nullptr;
   auto conn = co_await impl->connect(ec, diag);
   if (!conn) co_return nullptr;
   auto m = impl->to_http(req);

@@ -82,7 +82,9 @@ public:
       : client_(std::move(c)),
         impl_(client_access::impl(client_)),
         req_(port_forward_request(ns, pod, port)),
-        acceptor_(impl_->strand) {
+        acceptor_(impl_->strand),
+        max_connections_(p.max_connections),
+        slot_freed_(impl_->strand, asio::steady_timer::time_point::max()) {
     const std::string where = p.address + ":" + std::to_string(p.local_port);
     if (auto problem = missing(ns, pod, port); !problem.empty()) {
       throw kube::error(client_errc::invalid_config, req_.describe() + problem);
@@ -129,7 +131,9 @@ private:
   std::uint16_t local_port_ = 0;
   std::atomic<bool> running_{false};
   std::atomic<std::uint64_t> accepted_{0}, failed_{0}, open_{0};
-  std::list<forwarded> conns_;  // on the strand
+  std::size_t max_connections_;
+  asio::steady_timer slot_freed_;  // never expires; cancelled when a connection ends
+  std::list<forwarded> conns_;     // on the strand
 
   void warn(const std::string& line) const {
     const auto& lg = impl_->settings.log;
@@ -138,6 +142,7 @@ private:
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
+      if (max_connections_ > 0) co_await wait_until(slot_freed_, [this] { return open_.load() < max_connections_; });
       auto [ec, s] = co_await acceptor_.async_accept(use_tuple);
       if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
       if (ec) {  // out of descriptors and the like: go on after a pause, as a server does
@@ -147,6 +152,7 @@ private:
         continue;
       }
       ++accepted_;
+      ++open_;  // here, not in forward(): the next turn of this loop counts it
       kube::set_cloexec(s);  // as the client's own connections: a process we start holds none
       auto self = shared_from_this();
       asio::co_spawn(
@@ -160,7 +166,6 @@ private:
   // in conns_ from the start, so that the end of async_run closes its
   // local side even while its WebSocket is still being opened.
   asio::awaitable<void> forward(std::shared_ptr<tcp::socket> local) {
-    ++open_;
     auto it = conns_.insert(conns_.end(), forwarded{local, {}});
     error_code ec;
     diagnostics diag;
@@ -186,6 +191,7 @@ private:
     it->close();
     conns_.erase(it);
     --open_;
+    slot_freed_.cancel();
   }
 
   enum class direction { to_pod, from_pod };

@@ -7,9 +7,12 @@
 #include "support/raw_http_server.hpp"
 
 #include <kube/api/core/v1/pod.hpp>
+#include <kube/streams/port_forward.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
@@ -19,8 +22,10 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,8 +36,9 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-// The 101 answer to a WebSocket upgrade, choosing v5.channel.k8s.io.
-std::string switching_protocols(const http::request<http::string_body>& req) {
+// The 101 answer to a WebSocket upgrade, choosing `protocol`.
+std::string switching_protocols(const http::request<http::string_body>& req,
+                                const std::string& protocol = "v5.channel.k8s.io") {
   const std::string key = std::string(req["Sec-WebSocket-Key"]) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
   std::array<unsigned char, SHA_DIGEST_LENGTH> digest{};
   SHA1(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest.data());
@@ -41,7 +47,7 @@ std::string switching_protocols(const http::request<http::string_body>& req) {
   return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
          "Sec-WebSocket-Accept: " +
          std::string(reinterpret_cast<const char*>(accept.data()), static_cast<std::size_t>(n)) +
-         "\r\nSec-WebSocket-Protocol: v5.channel.k8s.io\r\n\r\n";
+         "\r\nSec-WebSocket-Protocol: " + protocol + "\r\n\r\n";
 }
 
 // One unmasked binary frame from the server: the channel byte, then `payload`.
@@ -170,5 +176,64 @@ TEST_CASE("a stdin write the server never reads ends with a timeout, not a wait 
     (void)ended;
     CHECK(wec == kube::client_errc::timeout);
     CHECK_THAT(diag.client_message(), Catch::Contains("no progress"));
+  });
+}
+
+TEST_CASE("a port_forwarder forwards at most max_connections at once, and its upgrades take no qps tokens",
+          "[streams][port_forward]") {
+  // Each forwarded connection is a WebSocket the server holds open until
+  // the client closes it. The client's bucket gives one token per 100 s:
+  // an upgrade that took a token would stall the second connection.
+  asio::io_context io;
+  int open = 0, most = 0, upgrades = 0;
+  raw_http_server server(
+      io.get_executor(),
+      [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
+        ++upgrades;
+        most = std::max(most, ++open);
+        co_await raw_http_server::write(s, switching_protocols(req, "v4.channel.k8s.io"));
+        std::array<char, 256> buf{};
+        for (;;) {  // until the client closes
+          auto [ec, n] = co_await s.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
+          (void)n;
+          if (ec) break;
+        }
+        --open;
+        co_return false;
+      });
+  kube::detail::transport_params tp;
+  tp.server = server.url();
+  tp.qps = 0.01;
+  tp.burst = 1;
+  auto c = kube::detail::client_access::make(io.get_executor(), tp);
+  kube::port_forward_params pp;
+  pp.max_connections = 2;
+  kube::port_forwarder fwd(c, "ns", "p1", 8080, pp);
+  asio::cancellation_signal stop;
+  fwd.async_run(asio::bind_cancellation_slot(stop.slot(), [](kube::error_code) {}));
+  run(io, [&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    const tcp::endpoint at(asio::ip::make_address("127.0.0.1"), fwd.local_port());
+    std::vector<std::unique_ptr<tcp::socket>> locals;
+    for (int i = 0; i < 5; ++i) {
+      locals.push_back(std::make_unique<tcp::socket>(ex));
+      co_await locals.back()->async_connect(at, asio::use_awaitable);
+    }
+    asio::steady_timer t(ex);
+    auto settle = [&]() -> asio::awaitable<void> {
+      t.expires_after(std::chrono::milliseconds(300));
+      co_await t.async_wait(asio::use_awaitable);
+    };
+    co_await settle();
+    CHECK(upgrades == 2);  // the other three wait, not accepted
+    CHECK(fwd.stats().open == 2);
+    for (auto& l : locals) {  // each one that ends lets the next in
+      l->close();
+      co_await settle();
+    }
+    CHECK(upgrades == 5);
+    CHECK(most == 2);
+    CHECK(fwd.stats().accepted == 5);
+    stop.emit(asio::cancellation_type::terminal);
   });
 }

@@ -75,6 +75,9 @@ private:
 struct port_forward_params {
   std::string address = "127.0.0.1";  ///< the local address to listen on (kubectl's default: localhost)
   std::uint16_t local_port = 0;       ///< 0: a free port, see port_forwarder::local_port()
+  /// Local connections forwarded at once; more wait in the listen backlog
+  /// (not accepted) until one ends. 0: no bound.
+  std::size_t max_connections = 64;
 };
 
 /// Counters of a port_forwarder (read from any thread).
@@ -108,6 +111,12 @@ void port_forwarder_start(std::shared_ptr<port_forwarder_impl> impl,
 /// second concurrent async_run completes with client_errc::already_running.
 /// Destroying the port_forwarder does not stop a running async_run (copies
 /// share one forwarder, and the run keeps it); cancel it. A
+/// At most params.max_connections local connections are forwarded at once
+/// (each is its own WebSocket to the apiserver); the next is accepted when
+/// one ends. The WebSocket upgrades are not counted against the client's
+/// qps/burst limiter (nor are exec's and attach's), as client-go's
+/// SPDY/WebSocket upgrades are not: a burst of local connections does not
+/// delay the program's other requests. A
 /// connection that cannot be forwarded (no such pod, nothing listening on
 /// the port) is closed, logged through the client's logger as a warning
 /// and counted; it does not end async_run, so a pod that comes back is
