@@ -134,7 +134,10 @@ public:
       const auto done = st_->running ? st_->running : start_run();
       if (st_->running == done) co_await done->async_wait(asio::as_tuple(asio::use_awaitable));
       if (st_->running == done) co_return error_code(asio::error::operation_aborted);  // this request was cancelled
-      if (!usable()) {
+      // The run's outcome; a credential that has already expired is still
+      // used by the requests that waited for its run (the next one runs the
+      // plugin again).
+      if (st_->last_ec || !st_->cached) {
         diag = st_->last_diag;
         co_return st_->last_ec ? st_->last_ec : error_code(client_errc::exec_plugin_failed);
       }

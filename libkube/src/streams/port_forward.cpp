@@ -152,7 +152,7 @@ private:
         continue;
       }
       ++accepted_;
-      ++open_;  // here, not in forward(): the next turn of this loop counts it
+      ++open_;               // here, not in forward(): the next turn of this loop counts it
       kube::set_cloexec(s);  // as the client's own connections: a process we start holds none
       auto self = shared_from_this();
       asio::co_spawn(

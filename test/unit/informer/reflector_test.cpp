@@ -465,7 +465,7 @@ TEST_CASE("reflector: a streaming list from an expired version restarts at the e
   CHECK(t.lw->watch_calls()[2].send_initial_events);
 }
 
-TEST_CASE("reflector: every failed streaming list reaches the hook; a server that keeps answering 410 is retried "
+TEST_CASE("reflector: every failed streaming list reaches the hook, and a server that keeps answering 410 is retried "
           "after a growing wait, never at once",
           "[informer][reflector]") {
   reflector_rig t([](reflector_params<thing>& o) { o.streaming_list = true; });

@@ -158,6 +158,14 @@ struct object_identity {
 template <class S>
 concept stable_text = std::is_same_v<S, std::string_view> || std::is_lvalue_reference_v<S>;
 
+/// A type whose labels() is a reference to its label map (the generated
+/// types'). A concept of its own: clang 16 crashes on this requirement
+/// written inline in make_decode_slot's lambda.
+template <class R>
+concept has_label_map = requires(const R& o) {
+  { o.labels() } -> std::same_as<const string_map<std::string>&>;
+};
+
 /// Where a decoded body goes.
 struct decode_slot {
   codec::decode_fn decode = nullptr;
@@ -432,11 +440,7 @@ decode_slot make_decode_slot(std::shared_ptr<R> out) {
     s.identity = [](const void* p) {
       const auto& o = *static_cast<const R*>(p);
       object_identity id{o.namespace_(), o.name(), o.resource_version()};
-      if constexpr (requires {
-                      { o.labels() } -> std::same_as<const string_map<std::string>&>;
-                    }) {
-        id.labels = &o.labels();
-      }
+      if constexpr (has_label_map<R>) id.labels = &o.labels();
       return id;
     };
   }
