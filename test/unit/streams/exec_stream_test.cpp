@@ -22,7 +22,6 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -122,14 +121,19 @@ TEST_CASE("an exec whose stdin write fails after the server closed still gives t
     p.with_stdin = true;
     std::vector<std::string> cmd{"cat"};  // g++ 12: no braced list inside a co_await
     auto proc = co_await pods.async_exec("p1", cmd, p);
-    asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(300));
-    co_await t.async_wait(asio::use_awaitable);  // the server has reset the connection by now
-    for (int i = 0; i < 2; ++i) {
+    // Write until a write fails: the server has closed, and the reset it
+    // answers a write with fails the next (however slow the machine).
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    bool write_failed = false;
+    for (int i = 0; i < 200 && !write_failed; ++i) {
+      t.expires_after(std::chrono::milliseconds(50));
+      co_await t.async_wait(asio::use_awaitable);
       auto [ec, n] =
           co_await asio::async_write(proc.in(), asio::buffer("input\n", 6), asio::as_tuple(asio::use_awaitable));
       (void)n;
-      CHECK(ec);  // the connection is gone: the write fails, and says so
+      write_failed = static_cast<bool>(ec);
     }
+    CHECK(write_failed);  // the connection is gone: a write fails, and says so
     std::string out;
     auto [rec, n] =
         co_await asio::async_read(proc.out(), asio::dynamic_buffer(out), asio::as_tuple(asio::use_awaitable));
@@ -185,12 +189,11 @@ TEST_CASE("a port_forwarder forwards at most max_connections at once, and its up
   // the client closes it. The client's bucket gives one token per 100 s:
   // an upgrade that took a token would stall the second connection.
   asio::io_context io;
-  int open = 0, most = 0, upgrades = 0;
+  int upgrades = 0;
   raw_http_server server(
       io.get_executor(),
       [&](tcp::socket& s, const http::request<http::string_body>& req, int) -> asio::awaitable<bool> {
         ++upgrades;
-        most = std::max(most, ++open);
         co_await raw_http_server::write(s, switching_protocols(req, "v4.channel.k8s.io"));
         std::array<char, 256> buf{};
         for (;;) {  // until the client closes
@@ -198,7 +201,6 @@ TEST_CASE("a port_forwarder forwards at most max_connections at once, and its up
           (void)n;
           if (ec) break;
         }
-        --open;
         co_return false;
       });
   kube::detail::transport_params tp;
@@ -220,19 +222,26 @@ TEST_CASE("a port_forwarder forwards at most max_connections at once, and its up
       co_await locals.back()->async_connect(at, asio::use_awaitable);
     }
     asio::steady_timer t(ex);
-    auto settle = [&]() -> asio::awaitable<void> {
-      t.expires_after(std::chrono::milliseconds(300));
-      co_await t.async_wait(asio::use_awaitable);
+    // Waits (up to 10 s, in steps of 50 ms) until `ready()`.
+    auto until = [&](auto ready) -> asio::awaitable<bool> {
+      for (int i = 0; i < 200 && !ready(); ++i) {
+        t.expires_after(std::chrono::milliseconds(50));
+        co_await t.async_wait(asio::use_awaitable);
+      }
+      co_return ready();
     };
-    co_await settle();
-    CHECK(upgrades == 2);  // the other three wait, not accepted
+    CHECK(co_await until([&] { return upgrades == 2; }));
+    t.expires_after(std::chrono::milliseconds(300));
+    co_await t.async_wait(asio::use_awaitable);
+    CHECK(upgrades == 2);  // still: the other three wait, not accepted
     CHECK(fwd.stats().open == 2);
-    for (auto& l : locals) {  // each one that ends lets the next in
-      l->close();
-      co_await settle();
+    CHECK(fwd.stats().accepted == 2);
+    for (int i = 0; i < 5; ++i) {  // each one that ends lets the next in
+      locals[static_cast<std::size_t>(i)]->close();
+      if (i < 3) CHECK(co_await until([&] { return upgrades == 3 + i; }));
     }
+    CHECK(co_await until([&] { return fwd.stats().open == 0; }));
     CHECK(upgrades == 5);
-    CHECK(most == 2);
     CHECK(fwd.stats().accepted == 5);
     stop.emit(asio::cancellation_type::terminal);
   });
