@@ -58,10 +58,7 @@ TEST_CASE("dynamic informer: cached objects from watch events are copied from tw
     co_await raw_http_server::sleep(std::chrono::seconds(30));  // the watch stays open
     co_return false;
   });
-  kube::detail::transport_params tp;
-  tp.server = server.url();
-  tp.qps = 0;
-  auto c = kube::detail::client_access::make(io.get_executor(), tp);
+  auto c = kube_test::client_of(io.get_executor(), server);
   auto lw = std::make_shared<kube::informer::dynamic_lister_watcher>(
       kube::dynamic_api(c, {"", "v1", "configmaps"}, "default"),
       kube::informer::dynamic_lister_watcher_params{.expected_kind = "ConfigMap"});

@@ -71,12 +71,13 @@ const std::string close_frame = std::string("\x88\x02\x03\xe8", 4);  // 1000, no
 const std::string exit_7 = R"({"metadata":{},"status":"Failure","reason":"NonZeroExitCode",)"
                            R"("details":{"causes":[{"reason":"ExitCode","message":"7"}]}})";
 
-kube::client client_of(asio::io_context& io, const raw_http_server& server, std::chrono::milliseconds read_timeout) {
-  kube::detail::transport_params s;
-  s.server = server.url();
-  s.qps = 0;
-  s.read_timeout = read_timeout;
-  return kube::detail::client_access::make(io.get_executor(), s);
+// `cat` in pod ns/p1, its stdin open.
+asio::awaitable<kube::remote_process> exec_cat(kube::client c) {
+  kube::api<k8s::core::v1::Pod> pods(c, "ns");
+  kube::remote_command_params p;
+  p.with_stdin = true;
+  std::vector<std::string> cmd{"cat"};  // g++ 12: no braced list inside a co_await
+  co_return co_await pods.async_exec("p1", cmd, p);
 }
 
 template <class F>
@@ -114,13 +115,9 @@ TEST_CASE("an exec whose stdin write fails after the server closed still gives t
         co_await raw_http_server::sleep(std::chrono::milliseconds(100));  // all delivered
         co_return false;  // closed: the client's next write is answered with a reset
       });
-  auto c = client_of(io, server, std::chrono::seconds(10));
+  auto c = kube_test::client_of(io.get_executor(), server, std::chrono::seconds(10));
   run(io, [&]() -> asio::awaitable<void> {
-    kube::api<k8s::core::v1::Pod> pods(c, "ns");
-    kube::remote_command_params p;
-    p.with_stdin = true;
-    std::vector<std::string> cmd{"cat"};  // g++ 12: no braced list inside a co_await
-    auto proc = co_await pods.async_exec("p1", cmd, p);
+    auto proc = co_await exec_cat(c);
     // Write until a write fails: the server has closed, and the reset it
     // answers a write with fails the next (however slow the machine).
     asio::steady_timer t(co_await asio::this_coro::executor);
@@ -156,13 +153,9 @@ TEST_CASE("a stdin write the server never reads ends with a timeout, not a wait 
         co_await raw_http_server::sleep(std::chrono::seconds(25));  // reads nothing
         co_return false;
       });
-  auto c = client_of(io, server, std::chrono::milliseconds(500));
+  auto c = kube_test::client_of(io.get_executor(), server, std::chrono::milliseconds(500));
   run(io, [&]() -> asio::awaitable<void> {
-    kube::api<k8s::core::v1::Pod> pods(c, "ns");
-    kube::remote_command_params p;
-    p.with_stdin = true;
-    std::vector<std::string> cmd{"cat"};  // g++ 12: no braced list inside a co_await
-    auto proc = co_await pods.async_exec("p1", cmd, p);
+    auto proc = co_await exec_cat(c);
     const std::string block(32 * 1024, 'i');
     kube::error_code ec;
     std::size_t written = 0;

@@ -7,6 +7,8 @@
 // Only for unit tests of the wire behaviour: integration tests use the real
 // cluster.
 
+#include <kube/rest/client.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -103,5 +105,16 @@ private:
   std::vector<std::string> seen_;
   int count_ = 0;
 };
+
+/// A client of `server` with no rate limit and the given read timeout (the
+/// transport's default unless a test needs a short one).
+inline kube::client client_of(asio::any_io_executor ex, const raw_http_server& server,
+                              std::chrono::milliseconds read_timeout = std::chrono::seconds(60)) {
+  kube::detail::transport_params s;
+  s.server = server.url();
+  s.qps = 0;
+  s.read_timeout = read_timeout;
+  return kube::detail::client_access::make(std::move(ex), s);
+}
 
 }  // namespace kube_test

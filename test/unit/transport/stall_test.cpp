@@ -36,14 +36,6 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-kube::client make_client(asio::io_context& io, const raw_http_server& server, std::chrono::milliseconds read_timeout) {
-  kube::detail::transport_params s;
-  s.server = server.url();
-  s.qps = 0;
-  s.read_timeout = read_timeout;
-  return kube::detail::client_access::make(io.get_executor(), s);
-}
-
 const std::string added_event =
     R"({"type":"ADDED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","resourceVersion":"7"}}})"
     "\n";
@@ -70,7 +62,7 @@ watch_outcome watch_until_error(raw_http_server::handler h, std::chrono::millise
                                 std::chrono::milliseconds pause = 0ms) {
   asio::io_context io;
   raw_http_server server(io.get_executor(), std::move(h));
-  auto c = make_client(io, server, 5s);
+  auto c = kube_test::client_of(io.get_executor(), server, 5s);
   kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
   watch_outcome out;
   asio::co_spawn(
@@ -116,7 +108,7 @@ struct unary_outcome {
 
 // One GET /x through a client with this read timeout; stops the server after.
 unary_outcome get_once(asio::io_context& io, raw_http_server& server, std::chrono::milliseconds read_timeout) {
-  auto c = make_client(io, server, read_timeout);
+  auto c = kube_test::client_of(io.get_executor(), server, read_timeout);
   unary_outcome out;
   const auto start = steady::now();
   c.async_request(kube::request{}.raw_path("/x"), [&](kube::error_code e, kube::response r) {
@@ -166,7 +158,7 @@ asio::awaitable<kube::watch_stream> watch_past_first_event(kube::dynamic_api& ap
 cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
   asio::io_context io;
   raw_http_server server(io.get_executor(), two_events_apart());
-  auto c = make_client(io, server, 5s);
+  auto c = kube_test::client_of(io.get_executor(), server, 5s);
   kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
   asio::cancellation_signal sig;
   cancel_outcome out;
@@ -194,6 +186,32 @@ cancel_outcome cancel_waiting_next(asio::cancellation_type type) {
       asio::detached);
   io.run_for(30s);
   return out;
+}
+
+// What opening a watch against `h` gave, with read_timeout 400 ms: its
+// error, diagnostics and how long it took (the server is stopped then).
+struct open_outcome {
+  bool done = false;
+  kube::error_code ec;
+  kube::diagnostics diag;
+  steady::duration took{};
+};
+open_outcome open_watch(raw_http_server::handler h) {
+  asio::io_context io;
+  raw_http_server server(io.get_executor(), std::move(h));
+  auto c = kube_test::client_of(io.get_executor(), server, 400ms);
+  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
+  open_outcome o;
+  const auto start = steady::now();
+  api.async_watch(kube::watch_params{}, kube::with_diagnostics(o.diag, [&](kube::error_code e, kube::watch_stream) {
+                    o.ec = e;
+                    o.done = true;
+                    o.took = steady::now() - start;
+                    server.stop();
+                    io.stop();
+                  }));
+  io.run_for(30s);
+  return o;
 }
 
 }  // namespace
@@ -273,60 +291,31 @@ TEST_CASE("a watch whose consumer is slower than its idle timeout is not cut", "
 }
 
 TEST_CASE("a watch whose response headers never come fails with a timeout", "[stall][watch]") {
-  asio::io_context io;
-  raw_http_server server(io.get_executor(), [](tcp::socket&, const request_t&, int) -> asio::awaitable<bool> {
+  const auto o = open_watch([](tcp::socket&, const request_t&, int) -> asio::awaitable<bool> {
     co_await raw_http_server::sleep(20s);
     co_return false;
   });
-  auto c = make_client(io, server, 400ms);
-  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
-  kube::error_code ec;
-  kube::diagnostics diag;
-  const auto start = steady::now();
-  steady::duration took{};
-  api.async_watch(kube::watch_params{}, kube::with_diagnostics(diag, [&](kube::error_code e, kube::watch_stream) {
-                    ec = e;
-                    took = steady::now() - start;
-                    server.stop();
-                    io.stop();
-                  }));
-  io.run_for(30s);
-  CHECK(ec == kube::client_errc::timeout);
-  CHECK(took >= 350ms);
-  CHECK(took < 5s);
-  CHECK(diag.client_message().find("read_timeout") != std::string::npos);
+  REQUIRE(o.done);
+  CHECK(o.ec == kube::client_errc::timeout);
+  CHECK(o.took >= 350ms);
+  CHECK(o.took < 5s);
+  CHECK(o.diag.client_message().find("read_timeout") != std::string::npos);
 }
 
 TEST_CASE("a refused watch whose Status body stalls fails after read_timeout with the status it had",
           "[stall][watch]") {
   // 503 with a chunked body: the first bytes of the Status, then nothing.
-  asio::io_context io;
-  raw_http_server server(io.get_executor(), [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+  const auto o = open_watch([](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
     co_await raw_http_server::write(
         s, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
                raw_http_server::chunk(R"({"kind":"Status","apiVersion":"v1",)"));
     co_await raw_http_server::sleep(20s);
     co_return false;
   });
-  auto c = make_client(io, server, 400ms);
-  kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
-  kube::error_code ec;
-  kube::diagnostics diag;
-  const auto start = steady::now();
-  steady::duration took{};
-  bool done = false;
-  api.async_watch(kube::watch_params{}, kube::with_diagnostics(diag, [&](kube::error_code e, kube::watch_stream) {
-                    ec = e;
-                    done = true;
-                    took = steady::now() - start;
-                    server.stop();
-                    io.stop();
-                  }));
-  io.run_for(30s);
-  REQUIRE(done);
-  CHECK(took < 5s);  // before: until the server went away, 20 s
-  CHECK(ec == kube::api_errc::service_unavailable);
-  CHECK_THAT(diag.client_message(), Catch::Contains("503") && Catch::Contains("read_timeout"));
+  REQUIRE(o.done);
+  CHECK(o.took < 5s);  // before: until the server went away, 20 s
+  CHECK(o.ec == kube::api_errc::service_unavailable);
+  CHECK_THAT(o.diag.client_message(), Catch::Contains("503") && Catch::Contains("read_timeout"));
 }
 
 TEST_CASE("a unary answer that stops mid-body fails with a timeout after read_timeout", "[stall][unary]") {
@@ -391,7 +380,7 @@ TEST_CASE("an io_context destroyed while async_next waits leaves nothing behind"
   {
     asio::io_context io;
     raw_http_server server(io.get_executor(), one_event_then_silence(20s));
-    auto c = make_client(io, server, 5s);
+    auto c = kube_test::client_of(io.get_executor(), server, 5s);
     kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
     asio::co_spawn(
         io,
@@ -411,7 +400,7 @@ TEST_CASE("a second async_next while one waits is refused with in_progress and t
           "[stall][watch]") {
   asio::io_context io;
   raw_http_server server(io.get_executor(), two_events_apart());
-  auto c = make_client(io, server, 5s);
+  auto c = kube_test::client_of(io.get_executor(), server, 5s);
   kube::dynamic_api api(c, {"", "v1", "configmaps"}, "default");
   kube::error_code first = asio::error::would_block;  // not completed yet
   kube::error_code second;

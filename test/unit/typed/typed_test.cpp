@@ -26,6 +26,7 @@
 #include <functional>
 #include <string>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -75,10 +76,7 @@ template <class F>
 void with_server(scripted_server::script_fn script, F body, std::vector<std::string>* targets = nullptr) {
   asio::io_context io;
   scripted_server server(io.get_executor(), std::move(script));
-  kube::detail::transport_params s;
-  s.server = server.url();
-  s.qps = 0;
-  auto c = kube::detail::client_access::make(io.get_executor(), s);
+  auto c = kube_test::client_of(io.get_executor(), server.server);
   std::exception_ptr failure;
   bool done = false;
   asio::co_spawn(io, body(c), [&](std::exception_ptr e) {
@@ -90,6 +88,19 @@ void with_server(scripted_server::script_fn script, F body, std::vector<std::str
   REQUIRE(done);
   if (targets) *targets = server.targets;
   if (failure) std::rethrow_exception(failure);
+}
+
+// The code and message of the kube::error the watch's next event fails
+// with; the test fails if an event comes instead.
+template <class Watch>
+asio::awaitable<std::pair<kube::error_code, std::string>> next_fails(Watch& w) {
+  try {
+    co_await w.async_next();
+  } catch (const kube::error& e) {
+    co_return std::pair{e.code(), e.diag().client_message()};
+  }
+  FAIL("no exception");
+  co_return std::pair<kube::error_code, std::string>{};
 }
 
 // A client whose server does not exist: for refusals that must happen
@@ -525,16 +536,11 @@ TEST_CASE("a watch event that does not fit T names the watch, the event, the obj
         auto first = co_await w.async_next();
         CHECK(first.type == kube::watch_event_type::added);
         CHECK(first.object.data->at("k") == "v");
-        try {
-          co_await w.async_next();
-          FAIL("no exception");
-        } catch (const kube::error& e) {
-          const std::string m = e.diag().client_message();
-          INFO(m);
-          CHECK(e.code() == kube::client_errc::decode_error);
-          CHECK(m.find("watch configmaps in namespace demo: MODIFIED \"a\"") != std::string::npos);
-          CHECK(m.find(".data.k: expected a string") != std::string::npos);
-        }
+        const auto [code, m] = co_await next_fails(w);
+        INFO(m);
+        CHECK(code == kube::client_errc::decode_error);
+        CHECK(m.find("watch configmaps in namespace demo: MODIFIED \"a\"") != std::string::npos);
+        CHECK(m.find(".data.k: expected a string") != std::string::npos);
       });
 }
 
@@ -549,17 +555,12 @@ TEST_CASE("a watch event with a number too large for a double is a decode error 
       [](kube::client c) -> asio::awaitable<void> {
         kube::api<ConfigMap> cms(c, "demo");
         auto w = co_await cms.async_watch();
-        try {
-          co_await w.async_next();
-          FAIL("no exception");
-        } catch (const kube::error& e) {
-          const std::string m = e.diag().client_message();
-          INFO(m);
-          CHECK(e.code() == kube::client_errc::decode_error);
-          CHECK(m.find("watch configmaps in namespace demo: MODIFIED") != std::string::npos);
-          CHECK(m.find("exponent overflow") != std::string::npos);
-          CHECK(m.find("internal error") == std::string::npos);  // what it said before
-        }
+        const auto [code, m] = co_await next_fails(w);
+        INFO(m);
+        CHECK(code == kube::client_errc::decode_error);
+        CHECK(m.find("watch configmaps in namespace demo: MODIFIED") != std::string::npos);
+        CHECK(m.find("exponent overflow") != std::string::npos);
+        CHECK(m.find("internal error") == std::string::npos);  // what it said before
       });
 }
 
@@ -878,10 +879,7 @@ TEST_CASE("typed operations work with deferred, callbacks and futures", "[typed]
     return std::vector<std::string>{
         json_response(200, R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})")};
   });
-  kube::detail::transport_params s;
-  s.server = server.url();
-  s.qps = 0;
-  auto c = kube::detail::client_access::make(io.get_executor(), s);
+  auto c = kube_test::client_of(io.get_executor(), server.server);
   kube::api<ConfigMap> cms(c, "demo");
   int done = 0;
   cms.async_get("a", [&](kube::error_code ec, ConfigMap cm) {
@@ -911,10 +909,7 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
         404,
         R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"a\" not found","reason":"NotFound","code":404})")};
   });
-  kube::detail::transport_params s;
-  s.server = server.url();
-  s.qps = 0;
-  auto c = kube::detail::client_access::make(io.get_executor(), s);
+  auto c = kube_test::client_of(io.get_executor(), server.server);
   kube::api<ConfigMap> cms(c, "demo");
   kube::diagnostics by_callback, by_deferred, by_tuple, by_future;
   std::vector<kube::error_code> codes;
