@@ -33,10 +33,6 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || (!ec && addr.is_loopback());
 }
 
-}  // namespace
-
-namespace {
-
 // An address with an IPv4-mapped IPv6 one read as the IPv4 it maps (Go's
 // net.IP compares them equal).
 std::optional<boost::asio::ip::address> ip_of(std::string_view text, bool allow_zone) {
@@ -83,9 +79,10 @@ bool parse_cidr(std::string_view entry, boost::asio::ip::address& net, int& bits
     if (c < '0' || c > '9') return false;
     bits = bits * 10 + (c - '0');
   }
-  // An IPv4-mapped network keeps its IPv6 length (Go reads it as IPv4 with 96 fewer bits).
-  const boost::asio::ip::address written = boost::asio::ip::make_address(std::string(entry.substr(0, slash)));
-  if (written.is_v6() && a->is_v4()) bits -= 96;
+  // An IPv4-mapped network (written with colons) keeps its IPv6 length: Go
+  // reads it as IPv4 with 96 fewer bits.
+  const bool written_v6 = entry.substr(0, slash).find(':') != std::string_view::npos;
+  if (written_v6 && a->is_v4()) bits -= 96;
   if (bits < 0 || bits > (a->is_v4() ? 32 : 128)) return false;
   net = *a;
   return true;
