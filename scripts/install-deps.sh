@@ -13,6 +13,7 @@ packages=(
   prometheus-cpp-dev   # kube::prometheus: metric families and the text format (its core library only)
   python3
   clang-16 libclang-rt-16-dev libc++-16-dev libc++abi-16-dev clang-tidy-16   # second compiler and standard library, their sanitizer runtimes, clang-tidy (scripts/test.sh)
+  llvm-16   # llvm-symbolizer: sanitizer reports with function names and lines (scripts/test.sh)
   clang-format   # the formatting check (clang-format 14: .clang-format's output is pinned to it)
   dpkg-dev   # dpkg-source: scripts/libcxx-deps.sh unpacks Debian sources of yaml-cpp and prometheus-cpp
   doxygen   # API reference (docs/, ctest docs.doxygen); no graphviz: no diagrams

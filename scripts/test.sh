@@ -85,6 +85,13 @@ configure() { # DIR SANITIZERS OPT [cmake args...]   (OPT: the libraries' -O lev
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# Sanitizer reports name functions and lines only with a symbolizer; clang 16's
+# (package llvm-16) reads the DWARF 5 that both compilers write.
+if [[ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-16/bin/llvm-symbolizer
+  export TSAN_OPTIONS="$TSAN_OPTIONS:external_symbolizer_path=$ASAN_SYMBOLIZER_PATH"
+  export UBSAN_OPTIONS="$UBSAN_OPTIONS:external_symbolizer_path=$ASAN_SYMBOLIZER_PATH"
+fi
 
 stamp "format check"
 "$root/scripts/format.sh" --check
