@@ -68,11 +68,18 @@ struct log_state {
     if (!ec) co_return;
     ended = true;
     io->close();
-    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                        ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+    if (closed && io->parser.is_done()) {
       co_return;
     }
-    failure = ec;
-    failure_diag.set_client_message(io->req.describe() + ": " + ec.message());
+    failure = closed ? error_code(http::error::partial_message) : ec;
+    // A connection closed before the body's last chunk is not the log's end
+    // (Go reads it as io.ErrUnexpectedEOF): the server or a proxy went away.
+    failure_diag.set_client_message(io->req.describe() + ": " +
+                                    (closed ? "the connection closed before the end of the log (no last chunk): "
+                                              "the server or a proxy went away"
+                                            : ec.message()));
     if (ec == asio::error::operation_aborted) pending.clear(), pos = scanned = 0;
   }
 

@@ -260,7 +260,9 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   void async_next(std::unique_ptr<watch_waiter> w);
 
   void end_of_body();
-  void fail(error_code ec);
+  /// Ends the stream with `ec`; `why` (default: from `ec` or the decoder)
+  /// follows the request's description in the message.
+  void fail(error_code ec, std::string why = {});
   void close();
 
 private:

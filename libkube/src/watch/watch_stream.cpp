@@ -119,13 +119,18 @@ void watch_state::took(error_code ec, std::size_t n) {
   if (!ec) return;
   const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
                      ec == asio::ssl::error::stream_truncated;
-  if (ended && !parser.is_done() && decoder.in_event()) {
-    // The connection dropped inside an event, before the body's end: a
-    // network failure (the watch is reopened where it was), not a
-    // malformed stream (which costs a relist).
-    fail(ec);
+  if (ended && !parser.is_done()) {
+    // The connection closed before the body's last chunk: the server (or a
+    // proxy) went away, inside an event or between two. Go reads this as
+    // io.ErrUnexpectedEOF. A network failure, not a malformed stream (which
+    // costs a relist): the reflector reopens the watch where it was and its
+    // hook hears of it.
+    fail(http::error::partial_message,
+         decoder.in_event() ? "the connection closed inside a watch event, before the end of the body"
+                            : "the connection closed between two watch events, before the end of the body "
+                              "(no last chunk): the server or a proxy went away");
   } else if (ended) {
-    end_of_body();  // the server went away between events: eof
+    end_of_body();  // the body was complete: eof
   } else {
     fail(ec);  // closes: cancelled or closed (operation_aborted), reset, timed out
   }
@@ -200,11 +205,12 @@ void watch_state::end_of_body() {
   close();
 }
 
-void watch_state::fail(error_code ec) {
+void watch_state::fail(error_code ec, std::string why) {
   failure = ec;
-  std::string why = ec.category() == client_category() ? decoder.error_message() : ec.message();
-  if (ec == asio::error::timed_out && idle_timeout.count() > 0) {
+  if (why.empty() && ec == asio::error::timed_out && idle_timeout.count() > 0) {
     why = "no data for " + std::to_string(idle_timeout.count()) + " ms (idle_timeout): the connection is presumed dead";
+  } else if (why.empty()) {
+    why = ec.category() == client_category() ? decoder.error_message() : ec.message();
   }
   failure_diag.set_client_message(req.describe() + ": " + why);
   close();

@@ -271,6 +271,24 @@ TEST_CASE("events that arrive in one read are all handed out from the buffer - t
   CHECK(o.after_last_event < 5s);
 }
 
+TEST_CASE("a watch whose connection closes between events, before the body's end, fails - it is not the end",
+          "[stall][watch]") {
+  // An apiserver killed between two events: the connection closes with no
+  // last chunk. Only that chunk ends a watch; without it the watch failed
+  // (Go: io.ErrUnexpectedEOF), so the reflector's hook hears of the drop.
+  auto o = watch_until_error(
+      [](tcp::socket& s, const request_t&, int) -> asio::awaitable<bool> {
+        co_await raw_http_server::write(s, raw_http_server::chunked_head() + raw_http_server::chunk(added_event));
+        co_await raw_http_server::sleep(100ms);
+        co_return false;  // closes the connection
+      },
+      5s);
+  CHECK(o.events == 1);
+  CHECK(o.ec == kube_test::http::error::partial_message);
+  CHECK_THAT(o.diag.client_message(), Catch::Contains("closed between two watch events"));
+  CHECK(o.after_last_event < 5s);
+}
+
 TEST_CASE("a watch whose consumer is slower than its idle timeout is not cut", "[stall][watch]") {
   // The three events arrive at once and the end of the body 1 s later; the
   // consumer spends 700 ms on each event, more than the 300 ms idle
