@@ -942,6 +942,18 @@ shard_decision shard_coordinator::try_start(const std::string& key) {
   return d;
 }
 
+shard_decision shard_coordinator::confirm(const std::string& key) {
+  const auto sk = impl_->shard_key(key);
+  std::lock_guard lk(impl_->m_);
+  if (impl_->stopping_) return shard_decision::not_mine;
+  const auto d = impl_->state_.decide(sk, impl_->now());
+  if (d == shard_decision::waiting) {
+    impl_->waiting_.insert(key);
+    impl_->notify();
+  }
+  return d;
+}
+
 void shard_coordinator::finish(const std::string& key) {
   bool draining = false;
   {

@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -259,5 +260,102 @@ TEST_CASE("read your own writes waits only on the informers that can show the wr
     stop_dst.emit(asio::cancellation_type::terminal);
     for (int i = 0; i < 400 && !(src_done && dst_done); ++i) co_await pause(50ms);
     CHECK(ctrl_done);
+  });
+}
+
+// A sharded replica admits a key while its last Lease renewal is within
+// renew_deadline; the read-your-writes wait that follows can last longer
+// than the margin the others leave it (lease_duration - renew_deadline).
+// One replica whose sharding clock the test moves, behind a latency toxic
+// of 3 s: its reconcile creates a child Secret, so the next reconcile of
+// the key waits about 3 s for the Secret informer. 1 s into that wait the
+// clock jumps past renew_deadline: the replica renews at once, but hears
+// the answer only 3 s later, after the wait ended. Every reconcile body
+// must run while the replica's admission holds; the key comes back once
+// the renewal is in. Before the admission was checked again after the
+// wait, the second body ran with the renewal 55 s old.
+TEST_CASE("sharding: a key admitted before a read-your-writes wait does not start if the renewal fell behind during it",
+          "[controller][integration][fault][sharding]") {
+  const auto ns = unique_name("ryw-shard");
+  create_namespace(ns);
+  toxiproxy proxy;
+  proxy.reset();
+  int bodies = 0;        // reconciles of ns/parent that ran their body after `started`
+  int not_admitted = 0;  // of them, those that ran while the replica's admission did not hold
+  bool jumped = false;
+  int bodies_after_jump = 0;
+  with_admin_client([&](kube::client direct) -> asio::awaitable<void> {
+    auto proxied = kube::detail::client_access::make(co_await asio::this_coro::executor, proxied_settings());
+    ki::informer_factory_params fo;
+    fo.namespace_name = ns;
+    ki::informer_factory factory(proxied, fo);
+    auto skew = std::make_shared<std::atomic<long long>>(0);  // ms added to the sharding clock
+    kc::sharding_params sp;
+    sp.ring = "ryw-shard";
+    sp.lease_namespace = ns;
+    sp.identity = "a";
+    sp.lease_duration = 60s;
+    sp.renew_deadline = 50s;
+    sp.retry_period = 40s;
+    sp.now = [skew] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(skew->load()); };
+    kc::controller_params co;
+    co.name = "ryw-shard";
+    co.read_your_writes = true;
+    co.sharding = sp;
+    kc::controller<ConfigMap> ctrl(factory, co);
+    ctrl.owns<Secret>();
+    ctrl.remember_writes_of(direct);
+    auto children = factory.for_type<Secret>()->make_lister();
+    kube::api<Secret> secrets(direct, ns);
+    kube::api<ConfigMap> cms(direct, ns);
+    bool started = false;
+    asio::cancellation_signal stop_ctrl, stop_factory;
+    bool ctrl_done = false, factory_done = false;
+    factory.async_run(
+        asio::bind_cancellation_slot(stop_factory.slot(), [&](kube::error_code) { factory_done = true; }));
+    ctrl.async_run(
+        [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
+          if (req.gone() || !started) co_return kc::reconcile_result::done();
+          ++bodies;
+          bodies_after_jump += jumped ? 1 : 0;
+          not_admitted += ctrl.shard()->decide(req.key) == kc::shard_decision::mine ? 0 : 1;
+          if (children.in_namespace(ns).list().empty()) {
+            Secret s;
+            s.metadata.name = "child";
+            co_await secrets.async_create(s);
+            co_return kc::reconcile_result::requeue_after(50ms);
+          }
+          co_return kc::reconcile_result::done();
+        },
+        asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code) { ctrl_done = true; }));
+    co_await ctrl.shard()->async_wait_joined(asio::use_awaitable);
+    ConfigMap parent;
+    parent.metadata.name = "parent";
+    co_await cms.async_create(parent);
+    // Agreed once the replica acknowledged its one-member view.
+    for (int i = 0; i < 200 && ctrl.shard()->decide(ns + "/parent") != kc::shard_decision::mine; ++i) {
+      co_await pause(50ms);
+    }
+    REQUIRE(ctrl.shard()->decide(ns + "/parent") == kc::shard_decision::mine);
+    {
+      scoped_toxic slow(proxy, {"ryw-shard-latency", "latency", "downstream", 1.0, {{"latency", 3000}, {"jitter", 0}}});
+      started = true;
+      ctrl.enqueue(ns + "/parent");
+      for (int i = 0; i < 100 && bodies < 1; ++i) co_await pause(50ms);
+      REQUIRE(bodies == 1);  // it created the child; the next reconcile waits for the Secret informer
+      co_await pause(1000ms);
+      *skew = 55'000;  // the last renewal now looks 55 s old: past renew_deadline
+      jumped = true;
+      // The wait ends about 2 s later, the renewal's answer about 3 s later.
+      for (int i = 0; i < 200 && bodies < 2; ++i) co_await pause(50ms);
+    }
+    CHECK(bodies_after_jump >= 1);  // the key came back once the renewal was in
+    CHECK(not_admitted == 0);
+    stop_ctrl.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 400 && !ctrl_done; ++i) co_await pause(50ms);
+    stop_factory.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 400 && !factory_done; ++i) co_await pause(50ms);
+    CHECK(ctrl_done);
+    CHECK(factory_done);
   });
 }

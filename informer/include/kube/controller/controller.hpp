@@ -342,6 +342,13 @@ public:
           co_return reconcile_result::done();  // its label brings it back
         }
       }
+      // Admitted before the waits above (up to read_your_writes_timeout): if
+      // this replica's renewal fell behind meanwhile, another may own the
+      // key by now. Checked again with nothing awaited between here and
+      // the reconcile's start; a waiting key comes back through on_agreed.
+      if (shard_ && shard_->confirm(key) != shard_decision::mine) {
+        co_return reconcile_result::done();
+      }
       // The writes made until the reconcile ends are remembered for the key.
       std::optional<reconcile_writes> remembered;
       if (memory_) {

@@ -307,6 +307,11 @@ public:
   /// finish(key). A waiting key is kept and enqueued again through
   /// on_agreed.
   [[nodiscard]] shard_decision try_start(const std::string& key);
+  /// decide(key) again for a started key, right before its reconcile runs
+  /// (after the waits that follow try_start: a renewal may have fallen
+  /// behind meanwhile). A waiting key is kept as by try_start; the key
+  /// stays started until finish(key) either way.
+  [[nodiscard]] shard_decision confirm(const std::string& key);
   void finish(const std::string& key);
   /// The keys kept by try_start while waiting (taken: the set is emptied).
   [[nodiscard]] std::vector<std::string> take_waiting();
