@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 "$bin/kcluster" up --dir "$state" --bin-dir "$bin" --watch-pid $$ --apiserver-only >/dev/null
 kc=$state/kubeconfig/admin-cert.yaml
-kctl() { kubectl --kubeconfig "$kc" "$@"; }
+kctl() { "$bin/kubectl" --kubeconfig "$kc" "$@"; }
 kctl create namespace catchup >/dev/null
 
 # listening PROGRAM_LOG: waits for "listening on http://127.0.0.1:PORT" and prints PORT.

@@ -117,12 +117,13 @@ TEST_CASE("reflector: 410 relists at the last synced version after a backoff - u
   t.drain();
   REQUIRE(t.errors.size() == 1);
   CHECK(t.errors[0].first == api_errc::expired);
-  CHECK(t.retries[0] == std::pair{400ms, true});  // the hook is told the wait and the relist
+  CHECK(t.retries[0] == std::pair{1500ms, true});  // the hook is told the wait and the relist
   REQUIRE(t.clk->pending() == 1);
-  CHECK(t.clk->next_wake_in() == 400ms);  // after a 410: 800 ms * random 0.5, in [0, d)
+  // After a 410: in [0, max(d, relist_spread)) = [0, 3 s), at random 0.5.
+  CHECK(t.clk->next_wake_in() == 1500ms);
   CHECK(t.lw->list_calls().size() == 1);
 
-  t.clk->advance(400ms);
+  t.clk->advance(1500ms);
   t.poll();
   REQUIRE(t.lw->list_calls().size() == 2);
   CHECK(t.lw->list_calls()[1].resource_version == "12");  // the last synced version
@@ -256,32 +257,52 @@ TEST_CASE("reflector: backoff 800 ms doubling to 30 s with jitter, reset after 2
   CHECK(t.clk->next_wake_in() == 1200ms);  // back to the start
 }
 
-TEST_CASE("reflector: after an outage, the relist a 410 asks for waits up to d, not the grown d to 2d",
+TEST_CASE("reflector: an unreachable server is tried every 2-4 s, and the relist its 410 asks for waits under 3 s",
           "[informer][reflector]") {
+  using ms = std::chrono::milliseconds;
   reflector_rig t;
   t.lw->push_list({}, "10");
   t.poll();
-  // The server is unreachable: the watch is retried, the backoff grows.
-  for (int i = 0; i < 7; ++i) {
-    t.lw->push_watch_error(boost::asio::error::connection_refused, "refused");
-    t.poll();
-    REQUIRE(t.clk->pending() == 1);
-    t.clk->advance(t.clk->next_wake_in());
-  }
-  // 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30 s, each * 1.5
-  CHECK(t.retries.back() == std::pair{45000ms, false});
-  // Back, with a fresh watch cache: 410 for the old version.
+  // Unreachable: the watch is retried on the reconnect backoff, which stops
+  // growing at 2 s; the backoff of answered failures does not grow.
+  auto outage = [&](int attempts) {
+    for (int i = 0; i < attempts; ++i) {
+      t.lw->push_watch_error(i % 2 ? boost::asio::error::connection_reset : boost::asio::error::connection_refused,
+                             "down");
+      t.poll();
+      REQUIRE(t.clk->pending() == 1);
+      t.clk->advance(t.clk->next_wake_in());
+    }
+  };
+  outage(30);  // a 90 s outage
+  // 250, 500, 1000, 2000 ms, then 2000 ms, each * 1.5 (jitter 1.0, random 0.5)
+  REQUIRE(t.retries.size() == 30);
+  CHECK(std::vector(t.retries.begin(), t.retries.begin() + 5) ==
+        std::vector<std::pair<ms, bool>>{
+            {375ms, false}, {750ms, false}, {1500ms, false}, {3000ms, false}, {3000ms, false}});
+  CHECK(t.retries.back() == std::pair{3000ms, false});  // before: 45 s (the 30 s cap, * 1.5)
+  // Back, with a fresh watch cache: 410 for the old version. The relist
+  // waits within [0, relist_spread = 3 s): 1.5 s at random 0.5.
   t.lw->push_watch_error(api_errc::expired, "too old resource version");
   t.poll();
-  CHECK(t.retries.back() == std::pair{15000ms, true});  // 30 s * random 0.5: in [0, 30 s), client-go [30 s, 60 s)
-  CHECK(t.clk->next_wake_in() == 15000ms);
-  t.clk->advance(15000ms);
+  CHECK(t.retries.back() == std::pair{1500ms, true});  // before: 15 s ([0, 30 s) from the grown backoff)
+  t.clk->advance(1500ms);
+  t.lw->push_list({}, "20");
   t.poll();
-  CHECK(t.lw->list_calls().size() == 2);
-  // The backoff itself went on: a later failure waits the grown delay.
-  t.lw->push_list_error(api_errc::internal_error, "still warming up");
+  REQUIRE(t.lw->list_calls().size() == 2);
+  // The next outage starts again at 250 ms: the answer reset the reconnect backoff.
+  t.lw->push_watch(std::vector<event<thing>>{});
   t.poll();
-  CHECK(t.clk->next_wake_in() == 45000ms);
+  t.clk->advance(std::chrono::seconds(5));
+  t.lw->stream(0)->push(fake::error(boost::asio::error::connection_reset, "killed"));
+  t.poll();
+  outage(1);
+  CHECK(t.retries.back() == std::pair{375ms, false});
+  // An answered failure takes the backoff, which the outages did not grow
+  // (it stepped once, for the 410's spread).
+  t.lw->push_watch_error(api_errc::too_many_requests, "slow down");
+  t.poll();
+  CHECK(t.retries.back() == std::pair{2400ms, false});
 }
 
 TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {
@@ -306,13 +327,13 @@ TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after
   t.lw->push_watch_error(boost::asio::error::connection_refused, "refused");
   t.poll();
   REQUIRE(t.clk->pending() == 1);
-  CHECK(t.clk->next_wake_in() == 1200ms);
-  t.clk->advance(1200ms);
+  CHECK(t.clk->next_wake_in() == 375ms);  // reconnect_backoff: 250 ms * 1.5
+  t.clk->advance(375ms);
   t.lw->push_watch_error(api_errc::too_many_requests, "slow down");
   t.poll();
   REQUIRE(t.clk->pending() == 1);
-  CHECK(t.clk->next_wake_in() == 2400ms);
-  t.clk->advance(2400ms);
+  CHECK(t.clk->next_wake_in() == 1200ms);  // backoff: 800 ms * 1.5
+  t.clk->advance(1200ms);
   t.poll();
   REQUIRE(t.lw->watch_calls().size() == 3);
   CHECK(t.lw->watch_calls()[2].resource_version == "10");
@@ -321,7 +342,7 @@ TEST_CASE("reflector: a refused watch (connection refused, 429) is retried after
   REQUIRE(t.errors.size() == 2);
   CHECK(t.errors[0].first == boost::asio::error::connection_refused);
   CHECK(t.errors[1].first == api_errc::too_many_requests);
-  CHECK(t.retries == std::vector<std::pair<std::chrono::milliseconds, bool>>{{1200ms, false}, {2400ms, false}});
+  CHECK(t.retries == std::vector<std::pair<std::chrono::milliseconds, bool>>{{375ms, false}, {1200ms, false}});
 }
 
 TEST_CASE("reflector: malformed events and wrong-kind objects go to the hook and cause a relist - the cache keeps its "

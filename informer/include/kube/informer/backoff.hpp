@@ -47,14 +47,21 @@ public:
   /// The window is as wide as client-go's (at jitter 1.0), so a fleet that
   /// hears the same answer relists at the same rate, only without first
   /// sitting out a delay grown while the server was unreachable.
-  clock::duration next_spread(clock::time_point now, double random01) {
+  /// `min_window`: the window is never narrower, so a fleet whose backoff
+  /// is fresh still spreads its relists over that long.
+  clock::duration next_spread(clock::time_point now, double random01, clock::duration min_window = {}) {
     if (last_ && now - *last_ > p_.reset_after) {
       b_ = fresh();
     }
     last_ = now;
-    const auto d = b_.duration;
+    const auto d = std::max<clock::duration>(std::chrono::duration_cast<clock::duration>(b_.duration), min_window);
     (void)b_.step(0.0);
     return std::chrono::duration_cast<clock::duration>(d * std::clamp(random01, 0.0, 1.0));
+  }
+  /// Back to the first delay.
+  void reset() noexcept {
+    b_ = fresh();
+    last_.reset();
   }
 
   [[nodiscard]] const backoff_params& params() const noexcept { return p_; }

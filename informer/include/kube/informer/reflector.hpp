@@ -61,10 +61,22 @@ using transform_func = std::function<std::shared_ptr<const T>(std::shared_ptr<co
 
 template <class T>
 struct reflector_params {
-  std::string name = "reflector";               ///< names the reflector in error messages
-  std::shared_ptr<const clock> clk = {};        ///< null: default_clock() (real_clock())
-  std::function<double()> random = {};          ///< uniform [0, 1); null: a seeded mt19937_64
-  backoff_params backoff = {};                  ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
+  std::string name = "reflector";         ///< names the reflector in error messages
+  std::shared_ptr<const clock> clk = {};  ///< null: default_clock() (real_clock())
+  std::function<double()> random = {};    ///< uniform [0, 1); null: a seeded mt19937_64
+  backoff_params backoff = {};            ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
+  /// The wait between attempts while the server cannot be reached at all
+  /// (connection refused or reset, no route, no DNS answer): 250 ms
+  /// doubling to 2 s, so [2 s, 4 s) at the cap, back to 250 ms as soon as
+  /// the server answers anything. A refused connection costs the server
+  /// nothing, and a server back from an outage is found within seconds
+  /// however long the outage was. `backoff` is not grown by these.
+  backoff_params reconnect_backoff = {.initial = std::chrono::milliseconds(250), .max = std::chrono::seconds(2)};
+  /// The relist a 410 asks for (a restarted apiserver, a compaction) waits a
+  /// delay drawn from [0, w), w the larger of this and `backoff`'s current
+  /// step: a fleet that hears the 410 together spreads its relists over at
+  /// least this long. 0: over the backoff's step only.
+  std::chrono::milliseconds relist_spread{3000};
   std::chrono::seconds min_watch_timeout{300};  ///< timeoutSeconds is random in [min, max]
   std::chrono::seconds max_watch_timeout{600};
   /// A watch that receives no byte (not even a bookmark: the apiserver
@@ -126,7 +138,11 @@ struct reflector_stats {
 ///   kind; the cache keeps its content until the relist replaces it.
 /// - Backoff: see backoff_params (800 ms -> 30 s, jitter, reset after 2 min
 ///   without a delay). A delay is taken between every two cycles; after a
-///   410 it is drawn from [0, d) instead of [d, 2d) (backoff::next_spread).
+///   410 it is drawn from [0, max(d, relist_spread)) instead of [d, 2d)
+///   (backoff::next_spread). While the server cannot be reached at all
+///   (refused, reset, no route, no DNS answer), attempts follow
+///   `reconnect_backoff` instead (250 ms -> 2 s), which starts again as
+///   soon as the server answers.
 /// - Streaming list (`streaming_list`, on by default, as client-go 1.35): a
 ///   watch with sendInitialEvents=true, resourceVersionMatch=NotOlderThan;
 ///   events are collected in a temporary store and handed to the FIFO as
@@ -152,7 +168,8 @@ public:
       : lw_(std::move(lw)),
         fifo_(fifo),
         o_(std::move(options)),
-        backoff_(o_.backoff) {
+        backoff_(o_.backoff),
+        reconnect_(o_.reconnect_backoff) {
     if (!lw_) {
       throw std::invalid_argument("reflector: a lister_watcher is required");
     }
@@ -178,9 +195,7 @@ public:
     for (;;) {
       auto f = co_await list_and_watch();
       co_await throw_if_cancelled();
-      // A 410 is the server's answer: it is up again after an outage, or
-      // compacted. Its relist waits a spread delay (backoff::next_spread).
-      const auto delay = is_resource_expired(f.ec) ? backoff_.next_spread(o_.clk->now(), o_.random()) : next_delay();
+      const auto delay = delay_after(f.ec, true);
       if (f.ec) {
         report(f.ec, f.diag, delay, true);
       }
@@ -221,14 +236,37 @@ private:
     }
   }
 
-  clock::duration next_delay() { return backoff_.next(o_.clk->now(), o_.random()); }
+  // The wait after a failed attempt. One the server did not answer at all
+  // follows reconnect_backoff. Any answer resets that one: a 410 that asks
+  // for a relist (the server is back with a fresh watch cache, or
+  // compacted) waits a spread delay (backoff::next_spread), anything else
+  // the backoff.
+  clock::duration delay_after(const error_code& ec, bool relist) {
+    const auto now = o_.clk->now();
+    if (unreachable(ec)) {
+      return reconnect_.next(now, o_.random());
+    }
+    reconnect_.reset();
+    if (relist && is_resource_expired(ec)) {
+      return backoff_.next_spread(now, o_.random(), o_.relist_spread);
+    }
+    return backoff_.next(now, o_.random());
+  }
+
+  // No connection to the server at all: refused or reset, no route, no DNS
+  // answer. Not a TLS failure (a handshake costs the server) nor a timeout
+  // (the server may be there, overloaded): those take the backoff.
+  static bool unreachable(const error_code& ec) {
+    namespace e = boost::asio::error;
+    return ec == e::connection_refused || ec == e::connection_reset || ec == e::host_unreachable ||
+           ec == e::network_unreachable || ec == e::host_not_found || ec == e::host_not_found_try_again;
+  }
 
   // A failed attempt that is tried again: told to the hook, then the
-  // backoff. `relist`: the next attempt lists (or streams) at "" after a
-  // 410, whose wait is the spread one (backoff::next_spread), as in run().
+  // wait (delay_after). `relist`: the next attempt lists (or streams) at ""
+  // after a 410, as in run().
   boost::asio::awaitable<void> retry_after(const error_code& ec, const diagnostics& diag, bool relist = false) {
-    const auto delay =
-        relist && is_resource_expired(ec) ? backoff_.next_spread(o_.clk->now(), o_.random()) : next_delay();
+    const auto delay = delay_after(ec, relist);
     report(ec, diag, delay, relist);
     co_await sleep(*o_.clk, delay);
   }
@@ -630,6 +668,7 @@ private:
           co_return failure{o.ec, std::move(o.diag)};
         }
         w = std::move(o.stream);
+        reconnect_.reset();  // the server answered
         if (o_.metrics) {
           o_.metrics->on_watch();
         }
@@ -663,6 +702,7 @@ private:
 
   // A full list or streaming list ended at `rv` with `items` objects.
   void synced(std::string rv, std::size_t items, clock::time_point start) {
+    reconnect_.reset();  // the server answered
     last_rv_ = std::move(rv);
     if (o_.metrics) {
       o_.metrics->on_list(items, o_.clk->now() - start, stats_.syncs() > 0);
@@ -677,6 +717,7 @@ private:
   delta_fifo<T>& fifo_;
   reflector_params<T> o_;
   backoff backoff_;
+  backoff reconnect_;
   std::string last_rv_;
   bool unavailable_ = false;
   reflector_stats stats_;
