@@ -130,6 +130,7 @@ struct families {
   Family<Gauge>& store_resource_version;
   Family<Histogram>& handler_duration;
   Family<Counter>& handler_errors;
+  Family<Gauge>& handler_queue_length;
   // controller
   Family<Counter>& reconcile_total;
   Family<Counter>& reconcile_errors;
@@ -184,6 +185,8 @@ struct families {
         handler_duration(
             histogram(*registry, "informer_handler_duration_seconds", "Time in seconds one event handler call took.")),
         handler_errors(counter(*registry, "informer_handler_errors_total", "Event handler calls that failed.")),
+        handler_queue_length(
+            gauge(*registry, "informer_handler_queue_length", "Notifications waiting in one event handler's queue.")),
         reconcile_total(
             counter(*registry, "controller_runtime_reconcile_total", "Reconciles done by the controller, by result.")),
         reconcile_errors(counter(*registry, "controller_runtime_reconcile_errors_total",
@@ -413,7 +416,8 @@ public:
         processing_latency_(f_->processing_latency.Add(informer, processing_buckets())),
         store_resource_version_(f_->store_resource_version.Add(informer)),
         handler_duration_(f_->handler_duration.Add(informer, processing_buckets())),
-        handler_errors_(f_->handler_errors.Add(informer)) {}
+        handler_errors_(f_->handler_errors.Add(informer)),
+        informer_labels_(informer) {}
 
   void on_list(std::size_t items, kube::metrics::duration took, bool relist) noexcept override {
     lists_.Increment();
@@ -456,6 +460,19 @@ public:
     handler_duration_.Observe(seconds(took));
     if (failed) handler_errors_.Increment();
   }
+  void on_handler_queue(std::uint64_t handler, std::size_t length) noexcept override {
+    try {
+      const std::lock_guard lock(queues_m_);
+      auto& g = queues_[handler];
+      if (g == nullptr) {
+        auto labels = informer_labels_;
+        labels["handler"] = std::to_string(handler);
+        g = &f_->handler_queue_length.Add(labels);
+      }
+      g->Set(static_cast<double>(length));
+    } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: the gauge keeps its value
+    }
+  }
 
 private:
   std::shared_ptr<const families> f_;
@@ -473,6 +490,9 @@ private:
   Gauge& store_resource_version_;
   Histogram& handler_duration_;
   Counter& handler_errors_;
+  Labels informer_labels_;
+  std::mutex queues_m_;
+  std::map<std::uint64_t, Gauge*> queues_;  // by handler id
 };
 
 // ---- controllers ---------------------------------------------------------------------

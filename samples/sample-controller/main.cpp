@@ -329,6 +329,11 @@ int main(int argc, char** argv) {
     ki::informer_factory_params fo;
     fo.namespace_name = o.namespace_name;
     fo.strip_managed_fields = true;
+    // The controller's handlers only turn events into keys: past 4,096
+    // waiting notifications a handler's queue keeps the latest state of
+    // each object instead of every step (docs/guides/informer.md).
+    fo.handler_queue_limit = 4096;
+    fo.handler_overflow = ki::handler_overflow_policy::coalesce;
     if (!o.shard.empty()) {
       // [sharding]
       kc::sharding_params sp;

@@ -13,8 +13,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <future>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -191,4 +196,185 @@ TEST_CASE("informer: a handler that sleeps delays only itself - its queue grows,
   guard.reset();
   io1.join();
   io2.join();
+}
+
+namespace {
+
+// Records each handler's queue length as the informer reports it (from
+// the informer's and the handlers' strands).
+struct queue_lengths final : kube::metrics::informer_metrics {
+  std::mutex m;
+  std::map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_handler;  // id -> {longest, last}
+  void on_handler_queue(std::uint64_t handler, std::size_t length) override {
+    const std::lock_guard lock(m);
+    auto& [longest, last] = by_handler[handler];
+    longest = std::max(longest, length);
+    last = length;
+  }
+};
+
+// A bounded queue: one listed object (o0), then a watch that adds o1 to
+// o99, updates each of the 100 three times, deletes o0 and o7 and adds
+// "last", to a handler that holds its thread on its first notification
+// (o0's add) until the gate opens, and to a fast one. The watch starts
+// once the slow handler holds o0. Each handler's log is read only after the io threads are joined
+// or after the promise its last notification fulfils.
+struct bounded_run {
+  asio::io_context io;
+  std::shared_ptr<fake_lister_watcher<thing>> lw = std::make_shared<fake_lister_watcher<thing>>();
+  std::shared_ptr<queue_lengths> lengths = std::make_shared<queue_lengths>();
+  std::optional<shared_index_informer<thing>> inf;
+  std::atomic<bool> gate{false};
+  std::atomic<bool> slow_entered{false};
+  std::vector<std::string> slow_log, fast_log;
+  std::promise<void> fast_done, slow_done;
+  std::shared_future<void> fast_seen = fast_done.get_future().share();  // "last" reached the fast handler
+  std::shared_future<void> slow_seen = slow_done.get_future().share();
+  std::shared_ptr<handler_registration> slow, fast;
+  asio::cancellation_signal stop;
+  std::promise<kube::error_code> stopped;
+  std::vector<std::thread> threads;
+
+  explicit bounded_run(handler_overflow_policy policy) {
+    informer_params<thing> params;
+    params.reflector.streaming_list = false;
+    params.handler_queue_limit = 50;
+    params.handler_overflow = policy;
+    params.metrics = lengths;
+    inf.emplace(io.get_executor(), lw, std::move(params));
+    auto record = [](std::vector<std::string>& log, std::promise<void>& done) {
+      return event_handler<thing>{
+          [&log, &done](const std::shared_ptr<const thing>& o, bool initial) {
+            log.push_back("add " + o->nm + "@" + o->rv + (initial ? " initial" : ""));
+            if (o->nm == "last") done.set_value();
+          },
+          [&log](const std::shared_ptr<const thing>& old, const std::shared_ptr<const thing>& o) {
+            log.push_back("update " + o->nm + "@" + old->rv + ">" + o->rv);
+          },
+          [&log](const deleted_object<thing>& d) { log.push_back("delete " + object_of(d)->nm); }};
+    };
+    auto slow_h = record(slow_log, slow_done);
+    slow_h.on_add = [this, add = slow_h.on_add](const std::shared_ptr<const thing>& o, bool initial) {
+      slow_entered = true;
+      while (!gate.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      add(o, initial);
+    };
+    slow = inf->add_handler(std::move(slow_h));
+    fast = inf->add_handler(record(fast_log, fast_done));
+    asio::post(io, [this] {
+      inf->async_run(asio::bind_cancellation_slot(stop.slot(), [this](kube::error_code ec) { stopped.set_value(ec); }));
+    });
+    auto guard = std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(io.get_executor());
+    for (int i = 0; i < 2; ++i) threads.emplace_back([this, guard] { io.run(); });
+    asio::post(inf->get_executor(), [this] { lw->push_list({make("ns", "o0", "1")}, "10"); });
+    // (Not a REQUIRE: the threads must be joined by the destructor; the
+    // tests check the slow handler's first notification.)
+    for (int i = 0; i < 6000 && !slow_entered.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    asio::post(inf->get_executor(), [this] {
+      std::vector<event<thing>> evs;
+      for (int i = 1; i < 100; ++i) {
+        evs.push_back(fake_lister_watcher<thing>::added(make("ns", "o" + std::to_string(i), std::to_string(i + 1))));
+      }
+      for (int i = 0; i < 300; ++i) {
+        evs.push_back(
+            fake_lister_watcher<thing>::modified(make("ns", "o" + std::to_string(i % 100), std::to_string(11 + i))));
+      }
+      evs.push_back(fake_lister_watcher<thing>::deleted(make("ns", "o0", "400")));
+      evs.push_back(fake_lister_watcher<thing>::deleted(make("ns", "o7", "401")));
+      evs.push_back(fake_lister_watcher<thing>::added(make("ns", "last", "9999")));
+      lw->push_watch(std::move(evs));
+    });
+  }
+
+  // Opens the gate, waits for both handlers, stops the informer and joins.
+  void finish() {
+    gate = true;
+    REQUIRE(slow_seen.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    REQUIRE(fast_seen.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+    asio::post(inf->get_executor(), [this] { stop.emit(asio::cancellation_type::terminal); });
+    auto f = stopped.get_future();
+    REQUIRE(f.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+    CHECK(f.get() == asio::error::operation_aborted);
+  }
+  ~bounded_run() {
+    gate = true;
+    io.stop();
+    for (auto& t : threads) t.join();
+  }
+};
+
+// What a handler's log says the objects are now: name -> resourceVersion.
+std::map<std::string, std::string> state_of(const std::vector<std::string>& log) {
+  std::map<std::string, std::string> out;
+  for (const auto& line : log) {
+    const auto sp = line.find(' ');
+    const auto verb = line.substr(0, sp);
+    auto rest = line.substr(sp + 1);
+    if (verb == "delete") {
+      out.erase(rest);
+      continue;
+    }
+    rest = rest.substr(0, rest.find(' '));
+    const auto at = rest.find('@');
+    auto rv = rest.substr(at + 1);
+    if (const auto gt = rv.find('>'); gt != std::string::npos) rv = rv.substr(gt + 1);
+    out[rest.substr(0, at)] = rv;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("informer: a bounded handler queue that blocks holds the informer back - nothing is dropped or merged",
+          "[informer][threads]") {
+  bounded_run r(handler_overflow_policy::block);
+  // The slow handler's queue fills to the bound; then the informer waits,
+  // and the cache and the fast handler with it.
+  for (int i = 0; i < 600 && r.slow->pending() < 50; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(r.slow->pending() >= 50);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(r.slow->max_pending() <= 50 + 4);  // one delta list past the bound at most (an object's queued changes)
+  CHECK_FALSE(r.inf->make_lister().get("ns", "last"));
+  CHECK(r.fast->pending() <= 50 + 4);
+  r.finish();
+  CHECK(r.fast_log.size() == 100 + 300 + 3);
+  CHECK(r.slow_log.front() == "add o0@1 initial");
+  CHECK(r.slow_log == r.fast_log);  // every notification, in order, to both
+  CHECK(r.slow->max_pending() <= 50 + 4);
+  const std::lock_guard lock(r.lengths->m);
+  CHECK(r.lengths->by_handler[r.slow->id()].first >= 50);
+  CHECK(r.lengths->by_handler[r.slow->id()].second == 0);
+}
+
+TEST_CASE("informer: a bounded handler queue that coalesces folds by object - the informer and other handlers go on, "
+          "no delete is lost",
+          "[informer][threads]") {
+  bounded_run r(handler_overflow_policy::coalesce);
+  // The fast handler and the cache get everything while the slow one waits.
+  REQUIRE(r.fast_seen.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  CHECK(r.inf->make_lister().get("ns", "last"));
+  CHECK(r.slow->pending() <= 101);  // one entry per object (o0 is being delivered), not 402 notifications
+  CHECK_FALSE(r.slow->has_synced());
+  r.finish();
+  CHECK(r.slow->has_synced());
+  // Both handlers end where the cache is (the fast one's queue may have
+  // reached the bound too, in a burst), the slow one in at most one call
+  // per object after its first.
+  std::map<std::string, std::string> want;
+  for (const auto& o : r.inf->make_lister().list()) want[o->nm] = o->rv;
+  CHECK(want.size() == 99);
+  CHECK(want["o5"] == "216");  // its third update
+  CHECK(state_of(r.slow_log) == want);
+  CHECK(state_of(r.fast_log) == want);
+  CHECK(r.slow_log.size() <= 1 + 101);
+  CHECK(r.slow_log.front() == "add o0@1 initial");
+  // o0 was seen (its add was delivered) and deleted: the delete comes.
+  CHECK(std::count(r.slow_log.begin(), r.slow_log.end(), "delete o0") == 1);
+  // o7 was added and deleted within the fold: the slow handler never hears of it.
+  CHECK(std::none_of(r.slow_log.begin(), r.slow_log.end(),
+                     [](const std::string& l) { return l.find(" o7@") != std::string::npos || l == "delete o7"; }));
+  CHECK(r.slow->max_pending() <= 102);
+  const std::lock_guard lock(r.lengths->m);
+  CHECK(r.lengths->by_handler[r.slow->id()].first >= 50);
+  CHECK(r.lengths->by_handler[r.slow->id()].second == 0);
 }

@@ -209,6 +209,21 @@ TEST_CASE("informer: queue, processing latency, handlers", "[prometheus]") {
 
   inf->on_queued(0);
   CHECK_THAT(text(m), has_line("informer_queued_items{" + labels + "} 0"));
+
+  // One series per handler, by its id.
+  inf->on_handler_queue(1, 7);
+  inf->on_handler_queue(2, 300);
+  inf->on_handler_queue(1, 0);
+  const auto q = text(m);
+  CHECK_THAT(q, Catch::Contains("# TYPE informer_handler_queue_length gauge\n"));
+  CHECK_THAT(
+      q,
+      has_line(
+          R"(informer_handler_queue_length{group="apps",handler="1",name="deploys",resource="deployments",version="v1"} 0)"));
+  CHECK_THAT(
+      q,
+      has_line(
+          R"(informer_handler_queue_length{group="apps",handler="2",name="deploys",resource="deployments",version="v1"} 300)"));
 }
 
 TEST_CASE("controller: reconciles by result (all four from the start), errors, time, workers", "[prometheus]") {

@@ -45,6 +45,10 @@ struct informer_factory_params {
   watch_error_handler on_watch_error = {};  ///< given to every informer
   /// Given to every informer without its own (informer_params::on_handler_backlog).
   std::function<void(const handler_backlog&)> on_handler_backlog = {};
+  /// Given to every informer without its own bound (informer_params::
+  /// handler_queue_limit, handler_overflow): 0, no bound.
+  std::size_t handler_queue_limit = 0;
+  handler_overflow_policy handler_overflow = handler_overflow_policy::block;
   /// Given to every informer whose own informer_params::log has no sink
   /// (handler exceptions and backlogs are logged there); default: stderr.
   kube::logger log = {};
@@ -166,6 +170,10 @@ public:
     }
     if (!o.on_handler_backlog) {
       o.on_handler_backlog = opts_.on_handler_backlog;
+    }
+    if (o.handler_queue_limit == 0) {
+      o.handler_queue_limit = opts_.handler_queue_limit;
+      o.handler_overflow = opts_.handler_overflow;
     }
     if (!o.log.sink) {
       o.log = opts_.log;

@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -83,6 +84,26 @@ struct handler_params {
 struct handler_backlog {
   std::uint64_t handler_id = 0;
   std::size_t pending = 0;
+};
+
+/// What a handler's queue does once it holds
+/// informer_params::handler_queue_limit notifications.
+enum class handler_overflow_policy {
+  /// The informer waits: it takes nothing more from its DeltaFIFO until
+  /// that handler has taken from its queue. The cache and every other
+  /// handler wait with it; nothing is dropped or merged. What the watch
+  /// brings meanwhile waits in the DeltaFIFO (one entry per object, its
+  /// changes in order).
+  block,
+  /// The queue is folded by object: from then on it holds one entry per
+  /// object, the state the handler saw before and the latest, and the
+  /// handler gets one on_add, on_update or on_delete per object for the
+  /// whole change, without the states in between. The informer and the
+  /// other handlers never wait, and no delete is lost (an object added and
+  /// deleted within the fold is not mentioned at all; one deleted and
+  /// created again comes as one update). Objects come in the order of
+  /// their first change in the fold.
+  coalesce,
 };
 
 template <class T>
@@ -159,6 +180,14 @@ struct informer_params {
   /// warning is logged), again only after the queue was emptied. 0: never.
   std::size_t handler_backlog_warning = 1024;
   std::function<void(const handler_backlog&)> on_handler_backlog = {};
+  /// A bound on each handler's queue, and what happens at it (0: no bound,
+  /// the default). The bound holds for what the informer queues; a handler
+  /// added while the informer runs first gets the whole cache, whatever the
+  /// bound. A handler that blocks its thread stalls everything else on
+  /// that thread, whatever the policy: give it an executor of its own
+  /// (handler_params::executor).
+  std::size_t handler_queue_limit = 0;
+  handler_overflow_policy handler_overflow = handler_overflow_policy::block;
   /// Extra indexes (the namespace index is built in).
   index_funcs<T> indexers = {};
   key_func<T> key = default_key_func<T>();
@@ -225,8 +254,24 @@ public:
         sync_cv_(strand_, boost::asio::steady_timer::time_point::max()),
         rv_cv_(strand_, boost::asio::steady_timer::time_point::max()),
         check_period_(o_.default_resync),
-        delivery_(std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog,
-                                             o_.metrics)) {}
+        delivery_(
+            std::make_shared<delivery>(o_.name, o_.log, o_.handler_backlog_warning, o_.on_handler_backlog, o_.metrics)),
+        room_cv_(std::make_shared<boost::asio::steady_timer>(strand_, boost::asio::steady_timer::time_point::max())) {
+    delivery_->limit = o_.handler_queue_limit;
+    delivery_->overflow = o_.handler_overflow;
+    if (o_.handler_queue_limit != 0 && o_.handler_overflow == handler_overflow_policy::coalesce) {
+      delivery_->key = o_.key;
+    }
+    // A blocked informer waits on room_cv_; a handler's strand wakes it
+    // (the timer outlives the informer while a wake is posted).
+    delivery_->wake = [room = std::weak_ptr<boost::asio::steady_timer>(room_cv_), strand = strand_] {
+      boost::asio::post(strand, [room] {
+        if (auto r = room.lock()) {
+          r->cancel();
+        }
+      });
+    };
+  }
 
   shared_index_informer(const shared_index_informer&) = delete;
   shared_index_informer& operator=(const shared_index_informer&) = delete;
@@ -268,6 +313,7 @@ public:
       }
       std::erase_if(listeners_, is);
       std::erase_if(syncing_, is);
+      room_cv_->cancel();  // an informer blocked on this handler goes on
     });
   }
 
@@ -353,6 +399,10 @@ private:
     std::function<void(const handler_backlog&)> on_backlog;
     std::shared_ptr<kube::metrics::informer_metrics> metrics;
     std::atomic<std::uint64_t> errors{0};
+    std::size_t limit = 0;  // informer_params::handler_queue_limit
+    handler_overflow_policy overflow = handler_overflow_policy::block;
+    key_func<T> key = {};             // coalesce: the object's key
+    std::function<void()> wake = {};  // block: a full queue took a notification
 
     delivery(std::string n, kube::logger l, std::size_t w, std::function<void(const handler_backlog&)> b,
              std::shared_ptr<kube::metrics::informer_metrics> m)
@@ -413,10 +463,76 @@ private:
     std::shared_ptr<delivery> d;
     clock::duration resync{};         // informer strand
     clock::time_point next_resync{};  // informer strand
+    // One object's change folded (handler_overflow_policy::coalesce).
+    struct folded_change {
+      object_ptr seen;                           // the state the handler knew before; null: none
+      object_ptr latest;                         // null once deleted
+      std::optional<deleted_object<T>> delete_;  // the latest change was this delete
+      bool initial = false;                      // an add of the initial list
+    };
+
     std::mutex mu;
     std::deque<note> q;      // mu
     bool scheduled = false;  // mu: a drain is posted or running
     bool warned = false;     // mu: the backlog warning was given since the queue was last empty
+    bool full = false;       // mu: block: the queue reached the limit, the informer may wait
+    // coalesce: while not empty, every notification is folded here (q is
+    // then empty); the drain takes them all at once.
+    std::vector<std::string> fold_order;                    // mu: keys, by first change
+    std::unordered_map<std::string, folded_change> folded;  // mu
+    bool fold_synced = false;                               // mu: a synced_note was folded
+
+    [[nodiscard]] std::size_t length() const noexcept { return q.size() + fold_order.size(); }  // mu
+    // The informer's strand: this queue holds the limit (block).
+    [[nodiscard]] bool is_full() const noexcept {
+      return d->limit != 0 && !reg->removed_.load(std::memory_order_acquire) &&
+             reg->pending_.load(std::memory_order_relaxed) >= d->limit;
+    }
+
+    void fold(note&& n) {  // mu
+      if (std::holds_alternative<synced_note>(n)) {
+        fold_synced = true;
+        return;
+      }
+      std::string key;
+      if (const auto* a = std::get_if<add_note>(&n)) {
+        key = d->key(*a->obj);
+      } else if (const auto* u = std::get_if<update_note>(&n)) {
+        key = d->key(*u->new_obj);
+      } else {
+        const auto& del = std::get<deleted_object<T>>(n);
+        if (const auto* t = std::get_if<deleted_final_state_unknown<T>>(&del)) {
+          key = t->key;
+        } else {
+          key = d->key(*object_of(del));
+        }
+      }
+      auto [it, fresh] = folded.try_emplace(key);
+      if (fresh) {
+        fold_order.push_back(std::move(key));
+      }
+      auto& c = it->second;
+      if (auto* a = std::get_if<add_note>(&n)) {
+        if (fresh) {
+          c.initial = a->is_initial_list;
+        }
+        c.latest = std::move(a->obj);
+        c.delete_.reset();
+      } else if (auto* u = std::get_if<update_note>(&n)) {
+        if (fresh) {
+          c.seen = std::move(u->old_obj);
+        }
+        c.latest = std::move(u->new_obj);
+        c.delete_.reset();
+      } else {
+        auto& del = std::get<deleted_object<T>>(n);
+        if (fresh) {
+          c.seen = object_of(del);
+        }
+        c.latest.reset();
+        c.delete_ = std::move(del);
+      }
+    }
 
     listener(std::shared_ptr<handler_registration> r, event_handler<T> hh, std::shared_ptr<delivery> dd,
              clock::duration rs, clock::time_point next)
@@ -432,10 +548,25 @@ private:
       }
       bool post = false;
       std::size_t warn_at = 0;
+      std::size_t size = 0;
       {
         const std::lock_guard lock(mu);
-        q.push_back(std::move(n));
-        const auto size = q.size();
+        if (!fold_order.empty()) {
+          fold(std::move(n));
+        } else {
+          q.push_back(std::move(n));
+          if (d->limit != 0 && q.size() >= d->limit) {
+            if (d->overflow == handler_overflow_policy::coalesce) {
+              for (auto& queued : q) {
+                fold(std::move(queued));
+              }
+              q.clear();
+            } else {
+              full = true;
+            }
+          }
+        }
+        size = length();
         reg->pending_.store(size, std::memory_order_relaxed);
         if (size > reg->max_pending_.load(std::memory_order_relaxed)) {
           reg->max_pending_.store(size, std::memory_order_relaxed);
@@ -449,6 +580,9 @@ private:
       }
       if (warn_at != 0) {
         backlog(warn_at);
+      }
+      if (d->metrics) {
+        d->metrics->on_handler_queue(reg->id(), size);
       }
       if (post) {
         boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
@@ -468,6 +602,9 @@ private:
     void drop_pending() {
       const std::lock_guard lock(mu);
       q.clear();
+      fold_order.clear();
+      folded.clear();
+      fold_synced = false;
       reg->pending_.store(0, std::memory_order_relaxed);
     }
 
@@ -475,22 +612,72 @@ private:
     void drain() {
       for (int i = 0; i < batch; ++i) {
         note n;
+        std::vector<std::string> order;
+        std::unordered_map<std::string, folded_change> changes;
+        bool synced = false;
+        bool room = false;
+        bool empty = false;
         {
           const std::lock_guard lock(mu);
-          if (q.empty()) {
+          if (!fold_order.empty()) {
+            order.swap(fold_order);
+            changes.swap(folded);
+            synced = std::exchange(fold_synced, false);
+          } else if (q.empty()) {
             scheduled = false;
             warned = false;
-            return;
+            empty = true;
+          } else {
+            n = std::move(q.front());
+            q.pop_front();
+            if (full && q.size() < d->limit) {
+              full = false;
+              room = true;
+            }
           }
-          n = std::move(q.front());
-          q.pop_front();
-          reg->pending_.store(q.size(), std::memory_order_relaxed);
+          reg->pending_.store(length(), std::memory_order_relaxed);
         }
-        if (!reg->removed_.load(std::memory_order_acquire)) {
+        if (empty) {
+          if (d->metrics) {
+            d->metrics->on_handler_queue(reg->id(), 0);
+          }
+          return;
+        }
+        if (room) {
+          d->wake();
+        }
+        if (reg->removed_.load(std::memory_order_acquire)) {
+          continue;
+        }
+        if (order.empty()) {
           deliver(n);
+          continue;
+        }
+        for (const auto& key : order) {
+          deliver_folded(changes.at(key));
+        }
+        if (synced) {
+          reg->mark_synced();
         }
       }
+      if (d->metrics) {
+        d->metrics->on_handler_queue(reg->id(), reg->pending_.load(std::memory_order_relaxed));
+      }
       boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
+    }
+
+    void deliver_folded(const folded_change& c) {
+      if (c.delete_) {
+        if (c.seen && h.on_delete) {  // else added and deleted within the fold: nothing to say
+          d->call([&] { h.on_delete(*c.delete_); });
+        }
+      } else if (!c.seen) {
+        if (h.on_add) {
+          d->call([&] { h.on_add(c.latest, c.initial); });
+        }
+      } else if (h.on_update) {
+        d->call([&] { h.on_update(c.seen, c.latest); });
+      }
     }
 
     void deliver(const note& n) {
@@ -611,6 +798,13 @@ private:
       }
       check_synced();
       advance_observed();
+      if (o_.handler_queue_limit != 0 && o_.handler_overflow == handler_overflow_policy::block) {
+        // Blocked: a handler's queue holds the limit. room_cv_ is cancelled
+        // when such a queue gives one up, or a handler is removed.
+        co_await kube::detail::wait_until(*room_cv_, [this] {
+          return std::none_of(listeners_.begin(), listeners_.end(), [](const auto& l) { return l->is_full(); });
+        });
+      }
     }
   }
 
@@ -755,6 +949,7 @@ private:
   std::string observed_rv_;          // see async_wait_for_resource_version
   std::chrono::milliseconds check_period_;
   std::shared_ptr<delivery> delivery_;
+  std::shared_ptr<boost::asio::steady_timer> room_cv_;  // see process_loop (block)
   std::vector<std::shared_ptr<listener>> listeners_;
   std::vector<std::shared_ptr<listener>> syncing_;
   std::atomic<bool> synced_{false};

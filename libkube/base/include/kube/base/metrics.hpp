@@ -19,6 +19,7 @@
 #include <kube/base/clock.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -112,6 +113,10 @@ public:
   virtual void on_processed(duration took) { (void)took; }
   /// One handler call; `failed` when it threw.
   virtual void on_handler(duration took, bool failed) { (void)took, (void)failed; }
+  /// The queue of handler `handler` (handler_registration::id) holds
+  /// `length` notifications: after each one queued, and after each turn of
+  /// the handler's strand. From the informer's and the handler's strands.
+  virtual void on_handler_queue(std::uint64_t handler, std::size_t length) { (void)handler, (void)length; }
 };
 
 // ---- controllers -------------------------------------------------------------
