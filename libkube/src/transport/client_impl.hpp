@@ -59,6 +59,10 @@ inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitab
 /// One HTTP/1.1 connection to the apiserver, plain or TLS.
 struct connection {
   using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+  // The TLS context the stream was made with (declared first: it outlives
+  // the stream), and its tls_source generation.
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
+  std::uint64_t tls_generation = 0;
   std::variant<std::unique_ptr<boost::beast::tcp_stream>, std::unique_ptr<tls_stream>> stream;
   boost::beast::flat_buffer buffer;
   bool reused = false;
@@ -160,7 +164,7 @@ public:
   endpoint ep;
   std::shared_ptr<metrics::client_metrics> metrics;  // from settings.metrics; null: none
   std::string metrics_host;                          // the host label: host:port
-  std::shared_ptr<boost::asio::ssl::context> tls;
+  std::unique_ptr<tls_source> tls;                   // null: plain HTTP
   std::unique_ptr<authenticator> auth;
   std::optional<token_bucket> limiter;  // empty: not throttled
 

@@ -120,7 +120,10 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
     conn->stream = std::move(tcp);
     co_return conn;
   }
-  auto tls_stream = std::make_unique<connection::tls_stream>(std::move(*tcp), *tls);
+  auto [context, generation] = tls->current();
+  conn->tls_context = context;
+  conn->tls_generation = generation;
+  auto tls_stream = std::make_unique<connection::tls_stream>(std::move(*tcp), *context);
   if (!ep.host_is_ip || !settings.tls_server_name.empty()) {
     // SNI carries names only (RFC 6066), never IP literals.
     SSL_set_tlsext_host_name(tls_stream->native_handle(), ep.verify_name.c_str());

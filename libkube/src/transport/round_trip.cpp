@@ -30,7 +30,7 @@ client_impl::client_impl(asio::any_io_executor ex, transport_params s)
       metrics(settings.metrics ? settings.metrics->client() : nullptr),
       metrics_host(ep.host_is_ip && ep.host.find(':') != std::string::npos ? "[" + ep.host + "]:" + ep.port
                                                                            : ep.host + ":" + ep.port),
-      tls(ep.tls ? make_tls_context(settings) : nullptr),
+      tls(ep.tls ? std::make_unique<tls_source>(settings) : nullptr),
       auth(make_authenticator(settings, ex, metrics)),
       limiter(make_rate_limiter(settings.qps, settings.burst)) {}
 
@@ -120,9 +120,14 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
   result<response> r;
   facts = {};
   std::unique_ptr<connection> conn;
-  if (!idle_.empty()) {
+  // A connection made before the TLS files were reloaded is closed, not
+  // reused: the next requests present the new certificate.
+  while (!idle_.empty() && !conn) {
     conn = std::move(idle_.back());
     idle_.pop_back();
+    if (tls && conn->tls_generation != tls->generation()) conn.reset();
+  }
+  if (conn) {
     conn->reused = true;
     facts.reused = true;
   } else {
@@ -297,7 +302,7 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     r.value.body = std::move(plain);
   }
   if (r.value.status < 200 || r.value.status >= 300) r.ec = status_error(r.value.status, r.value.body, req, r.diag);
-  if (keep && idle_.size() < settings.max_idle_connections) {
+  if (keep && idle_.size() < settings.max_idle_connections && (!tls || conn->tls_generation == tls->generation())) {
     conn->reused = false;
     idle_.push_back(std::move(conn));
   }

@@ -1,7 +1,10 @@
 #include "transport/tls_context.hpp"
 
+#include <kube/detail/config_files.hpp>
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
+
+#include <sys/stat.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -67,6 +70,56 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const transport_params& s) 
                                                     openssl_error_text() + ")");
   }
   return ctx;
+}
+
+tls_source::tls_source(transport_params s)
+    : params_(std::move(s)),
+      context_(make_tls_context(params_)),
+      files_(look()),
+      looked_(std::chrono::steady_clock::now()) {}
+
+std::vector<tls_source::file_id> tls_source::look() const {
+  std::vector<file_id> out;
+  for (const std::string* path : {&params_.ca_file, &params_.client_cert_file, &params_.client_key_file}) {
+    file_id id;
+    struct stat st {};
+    if (!path->empty() && ::stat(path->c_str(), &st) == 0) {
+      id.present = true;
+      id.dev = st.st_dev;
+      id.ino = st.st_ino;
+      id.size = st.st_size;
+      id.mtime_sec = st.st_mtim.tv_sec;
+      id.mtime_nsec = st.st_mtim.tv_nsec;
+    }
+    out.push_back(id);
+  }
+  return out;
+}
+
+tls_source::snapshot tls_source::current() {
+  const std::lock_guard lock(m_);
+  const bool any_file =
+      !params_.ca_file.empty() || !params_.client_cert_file.empty() || !params_.client_key_file.empty();
+  const auto now = std::chrono::steady_clock::now();
+  if (any_file && now - looked_ >= std::chrono::seconds(1)) {
+    looked_ = now;
+    if (auto files = look(); files != files_) {
+      try {
+        // Each file that is named is read again; inline data stays as given.
+        transport_params p = params_;
+        if (!p.ca_file.empty()) p.ca_pem = read_config_file(p.ca_file, "certificate-authority");
+        if (!p.client_cert_file.empty()) p.client_cert_pem = read_config_file(p.client_cert_file, "client-certificate");
+        if (!p.client_key_file.empty()) p.client_key_pem = read_config_file(p.client_key_file, "client-key");
+        context_ = make_tls_context(p);
+        files_ = std::move(files);
+        generation_.fetch_add(1, std::memory_order_acq_rel);
+      } catch (
+          const std::
+              exception&) {  // NOLINT(bugprone-empty-catch): half rotated: keep the current context, look again later
+      }
+    }
+  }
+  return {context_, generation_.load(std::memory_order_acquire)};
 }
 
 }  // namespace kube::detail

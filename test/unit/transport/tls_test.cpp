@@ -1,7 +1,8 @@
 // TLS as the client speaks it, against a local TLS server with a
 // certificate made here: the server name sent (SNI) and verified, no SNI
 // for an IP address, and TLS 1.2 as the least version: a server that
-// speaks only TLS 1.1 is refused.
+// speaks only TLS 1.1 is refused. Client certificates and CAs rotated in
+// their files are read again.
 #include "transport/tls_context.hpp"
 
 #include <kube/rest/client.hpp>
@@ -21,9 +22,14 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -179,4 +185,120 @@ TEST_CASE("TLS 1.2 is the least version: a TLS 1.1 server is refused", "[tls]") 
 
   tls_server current(io, TLS1_2_VERSION);
   CHECK_FALSE(get(io, "127.0.0.1", current.port(), "").ec);
+}
+
+namespace {
+
+// Accepts TLS connections from clients that present a certificate it
+// trusts now; use() replaces its own certificate and the one it trusts (for
+// the connections that come next). Answers each request with 200 "{}".
+class mtls_server {
+public:
+  explicit mtls_server(asio::io_context& io)
+      : acceptor_(io, {asio::ip::make_address("127.0.0.1"), 0}) {
+    asio::co_spawn(io, accept_loop(), asio::detached);
+  }
+  void use(const pem_pair& own, const pem_pair& trusted_client) {
+    auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    ctx->use_certificate_chain(asio::buffer(own.cert));
+    ctx->use_private_key(asio::buffer(own.key), asio::ssl::context::pem);
+    ctx->add_certificate_authority(asio::buffer(trusted_client.cert));
+    ctx->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    ctx_ = std::move(ctx);
+  }
+  [[nodiscard]] unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  int refused = 0;  // handshakes that failed
+
+private:
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, sock] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
+      if (ec) co_return;
+      const auto ctx = ctx_;
+      asio::ssl::stream<tcp::socket> s(std::move(sock), *ctx);
+      auto [hec] = co_await s.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
+      if (hec) {
+        ++refused;
+        continue;
+      }
+      std::string head;
+      auto [rec, rn] = co_await asio::async_read_until(s, asio::dynamic_buffer(head), "\r\n\r\n",
+                                                       asio::as_tuple(asio::use_awaitable));
+      (void)rn;
+      if (rec) continue;
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+      co_await asio::async_write(s, asio::buffer(answer), asio::as_tuple(asio::use_awaitable));
+    }
+  }
+  std::shared_ptr<asio::ssl::context> ctx_;
+  tcp::acceptor acceptor_;
+};
+
+// Writes `text` to `path` as a rotation does: a new file renamed over it.
+void replace_file(const std::filesystem::path& path, const std::string& text) {
+  const auto tmp = path.string() + ".new";
+  std::ofstream(tmp, std::ios::binary) << text;
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+TEST_CASE("a rotated client certificate and CA are read again from their files; a half-done rotation keeps the old",
+          "[tls]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("kube-tls-rotation-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto server1 = make_certificate(), server2 = make_certificate();
+  const auto client1 = make_certificate(), client2 = make_certificate(), client3 = make_certificate();
+  replace_file(dir / "ca.crt", server1.cert);
+  replace_file(dir / "client.crt", client1.cert);
+  replace_file(dir / "client.key", client1.key);
+
+  asio::io_context io;
+  mtls_server server(io);
+  server.use(server1, client1);
+  kube::detail::transport_params p;
+  p.server = "https://127.0.0.1:" + std::to_string(server.port());
+  p.ca_file = (dir / "ca.crt").string();
+  p.ca_pem = server1.cert;
+  p.client_cert_file = (dir / "client.crt").string();
+  p.client_cert_pem = client1.cert;
+  p.client_key_file = (dir / "client.key").string();
+  p.client_key_pem = client1.key;
+  p.qps = 0;
+  auto c = kube::detail::client_access::make(io.get_executor(), p);  // one client throughout
+  const auto get_ok = [&] {
+    outcome out;
+    bool done = false;
+    c.async_request(kube::request{}.raw_path("/x"), kube::with_diagnostics(out.diag, [&](kube::error_code e, auto) {
+                      out.ec = e;
+                      done = true;
+                    }));
+    for (int i = 0; i < 200 && !done; ++i) io.run_one_for(100ms);
+    REQUIRE(done);
+    INFO(out.diag.client_message());
+    return !out.ec;
+  };
+  CHECK(get_ok());
+
+  // Both rotated: the server has a new certificate (from a new CA) and
+  // trusts only the new client certificate. Files are looked at once a second.
+  replace_file(dir / "ca.crt", server2.cert);
+  replace_file(dir / "client.crt", client2.cert);
+  replace_file(dir / "client.key", client2.key);
+  server.use(server2, client2);
+  std::this_thread::sleep_for(1100ms);
+  CHECK(get_ok());  // before: the old CA and certificate, refused both ways
+  CHECK(server.refused == 0);
+
+  // Half done: a new certificate with the old key does not load; the
+  // client goes on with what it has until the key comes.
+  replace_file(dir / "client.crt", client3.cert);
+  std::this_thread::sleep_for(1100ms);
+  CHECK(get_ok());
+  replace_file(dir / "client.key", client3.key);
+  server.use(server2, client3);
+  std::this_thread::sleep_for(1100ms);
+  CHECK(get_ok());
+  CHECK(server.refused == 0);
+  std::filesystem::remove_all(dir);
 }
