@@ -243,7 +243,7 @@ void replace_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a rotated client certificate and CA are read again from their files; a half-done rotation keeps the old",
+TEST_CASE("a rotated client certificate and CA are read again from their files - a half-done rotation keeps the old",
           "[tls]") {
   const auto dir = std::filesystem::temp_directory_path() / ("kube-tls-rotation-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
