@@ -305,6 +305,21 @@ TEST_CASE("reflector: an unreachable server is tried every 2-4 s, and the relist
   CHECK(t.retries.back() == std::pair{2400ms, false});
 }
 
+TEST_CASE("reflector: a DNS failure, a TLS failure or a timeout takes the backoff, not the reconnect cadence",
+          "[informer][reflector]") {
+  for (const kube::error_code ec :
+       {kube::error_code(boost::asio::error::host_not_found), kube::error_code(kube::client_errc::tls_error),
+        kube::error_code(kube::client_errc::timeout)}) {
+    INFO(ec.message());
+    reflector_rig t;
+    t.lw->push_list({}, "10");
+    t.lw->push_watch_error(ec, "no");
+    t.poll();
+    REQUIRE(t.clk->pending() == 1);
+    CHECK(t.clk->next_wake_in() == 1200ms);  // 800 ms * 1.5, not 250 ms * 1.5
+  }
+}
+
 TEST_CASE("reflector: jitter stays between d and 2d with the real random generator", "[informer][reflector]") {
   reflector_rig t([](reflector_params<thing>& o) { o.random = {}; });
   kube::clock::duration base = 800ms;

@@ -66,7 +66,7 @@ struct reflector_params {
   std::function<double()> random = {};    ///< uniform [0, 1); null: a seeded mt19937_64
   backoff_params backoff = {};            ///< 800 ms -> 30 s, jitter 1.0, reset after 2 min
   /// The wait between attempts while the server cannot be reached at all
-  /// (connection refused or reset, no route, no DNS answer): 250 ms
+  /// (connection refused or reset, no route to it): 250 ms
   /// doubling to 2 s, so [2 s, 4 s) at the cap, back to 250 ms as soon as
   /// the server answers anything. A refused connection costs the server
   /// nothing, and a server back from an outage is found within seconds
@@ -140,7 +140,7 @@ struct reflector_stats {
 ///   without a delay). A delay is taken between every two cycles; after a
 ///   410 it is drawn from [0, max(d, relist_spread)) instead of [d, 2d)
 ///   (backoff::next_spread). While the server cannot be reached at all
-///   (refused, reset, no route, no DNS answer), attempts follow
+///   (refused, reset, no route), attempts follow
 ///   `reconnect_backoff` instead (250 ms -> 2 s), which starts again as
 ///   soon as the server answers.
 /// - Streaming list (`streaming_list`, on by default, as client-go 1.35): a
@@ -253,13 +253,15 @@ private:
     return backoff_.next(now, o_.random());
   }
 
-  // No connection to the server at all: refused or reset, no route, no DNS
-  // answer. Not a TLS failure (a handshake costs the server) nor a timeout
-  // (the server may be there, overloaded): those take the backoff.
+  // No connection to the server at all: refused or reset, no route. Not a
+  // TLS failure (a handshake costs the server), a timeout (the server may be
+  // there, overloaded) nor a DNS failure (a wrong name, or a DNS server that
+  // would get every informer's lookups every few seconds): those take the
+  // backoff.
   static bool unreachable(const error_code& ec) {
     namespace e = boost::asio::error;
     return ec == e::connection_refused || ec == e::connection_reset || ec == e::host_unreachable ||
-           ec == e::network_unreachable || ec == e::host_not_found || ec == e::host_not_found_try_again;
+           ec == e::network_unreachable;
   }
 
   // A failed attempt that is tried again: told to the hook, then the
