@@ -378,3 +378,14 @@ TEST_CASE("informer: a bounded handler queue that coalesces folds by object - th
   CHECK(r.lengths->by_handler[r.slow->id()].first >= 50);
   CHECK(r.lengths->by_handler[r.slow->id()].second == 0);
 }
+
+TEST_CASE("informer: an informer blocked by a full handler queue still stops when cancelled", "[informer][threads]") {
+  bounded_run r(handler_overflow_policy::block);
+  for (int i = 0; i < 600 && r.slow->pending() < 50; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(r.slow->pending() >= 50);
+  CHECK_FALSE(r.inf->make_lister().get("ns", "last"));  // blocked
+  asio::post(r.inf->get_executor(), [&r] { r.stop.emit(asio::cancellation_type::terminal); });
+  auto f = r.stopped.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(30)) == std::future_status::ready);  // the gate is still closed
+  CHECK(f.get() == asio::error::operation_aborted);
+}
