@@ -928,31 +928,27 @@ shard_decision shard_coordinator::decide(const std::string& key) const {
   return impl_->state_.decide(sk, impl_->now());
 }
 
-shard_decision shard_coordinator::try_start(const std::string& key) {
-  const auto sk = impl_->shard_key(key);
-  std::lock_guard lk(impl_->m_);
-  if (impl_->stopping_) return shard_decision::not_mine;
-  const auto d = impl_->state_.decide(sk, impl_->now());
-  if (d == shard_decision::mine) {
-    ++impl_->started_[key];
+namespace {
+// try_start and confirm: decide, keep a waiting key (the next step queues
+// it again once agreed), and with `start` count a key that is ours as running.
+shard_decision admit(detail::shard_coordinator_impl& impl, const std::string& key, bool start) {
+  const auto sk = impl.shard_key(key);
+  std::lock_guard lk(impl.m_);
+  if (impl.stopping_) return shard_decision::not_mine;
+  const auto d = impl.state_.decide(sk, impl.now());
+  if (d == shard_decision::mine && start) {
+    ++impl.started_[key];
   } else if (d == shard_decision::waiting) {
-    impl_->waiting_.insert(key);
-    impl_->notify();  // the next step queues it again once agreed
+    impl.waiting_.insert(key);
+    impl.notify();
   }
   return d;
 }
+}  // namespace
 
-shard_decision shard_coordinator::confirm(const std::string& key) {
-  const auto sk = impl_->shard_key(key);
-  std::lock_guard lk(impl_->m_);
-  if (impl_->stopping_) return shard_decision::not_mine;
-  const auto d = impl_->state_.decide(sk, impl_->now());
-  if (d == shard_decision::waiting) {
-    impl_->waiting_.insert(key);
-    impl_->notify();
-  }
-  return d;
-}
+shard_decision shard_coordinator::try_start(const std::string& key) { return admit(*impl_, key, true); }
+
+shard_decision shard_coordinator::confirm(const std::string& key) { return admit(*impl_, key, false); }
 
 void shard_coordinator::finish(const std::string& key) {
   bool draining = false;
