@@ -10,7 +10,6 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
 
@@ -68,8 +67,7 @@ struct log_state {
     if (!ec) co_return;
     ended = true;
     io->close();
-    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
-                        ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+    const bool closed = watch_state::connection_closed(ec);
     if (closed && io->parser.is_done()) {
       co_return;
     }

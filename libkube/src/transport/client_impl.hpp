@@ -264,6 +264,10 @@ struct watch_state : std::enable_shared_from_this<watch_state> {
   void async_next(std::unique_ptr<watch_waiter> w);
 
   void end_of_body();
+  /// A read ended because the connection closed (a FIN, TLS without
+  /// close_notify, Beast's end_of_stream or partial_message): the body's end
+  /// if the parser is done, else the body was cut short.
+  static bool connection_closed(error_code ec);
   /// Ends the stream with `ec`; `why` (default: from `ec` or the decoder)
   /// follows the request's description in the message.
   void fail(error_code ec, std::string why = {});

@@ -111,14 +111,18 @@ std::optional<result<watch_event>> watch_state::ready() {
   }
 }
 
+bool watch_state::connection_closed(error_code ec) {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+         ec == asio::ssl::error::stream_truncated;
+}
+
 void watch_state::took(error_code ec, std::size_t n) {
   if (n > 0 && decoder.write(buf.data(), n)) {
     fail(decoder.error());
     return;
   }
   if (!ec) return;
-  const bool ended = ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
-                     ec == asio::ssl::error::stream_truncated;
+  const bool ended = connection_closed(ec);
   if (ended && !parser.is_done()) {
     // The connection closed before the body's last chunk: the server (or a
     // proxy) went away, inside an event or between two. Go reads this as
