@@ -70,6 +70,20 @@ asio::awaitable<void> pause(std::chrono::milliseconds d) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
+// One async_run (a factory's or a controller's): its completion token, and
+// a stop that cancels it and waits (up to 20 s) for it to complete.
+struct running {
+  asio::cancellation_signal signal;
+  bool done = false;
+  auto token() {
+    return asio::bind_cancellation_slot(signal.slot(), [this](kube::error_code) { done = true; });
+  }
+  asio::awaitable<void> stop() {
+    signal.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 400 && !done; ++i) co_await pause(50ms);
+  }
+};
+
 outcome run_scenario(bool read_your_writes) {
   const auto ns = unique_name(read_your_writes ? "ryw-on" : "ryw-off");
   create_namespace(ns);
@@ -99,10 +113,8 @@ outcome run_scenario(bool read_your_writes) {
     const ConfigMap stored = co_await cms.async_create(parent);
 
     bool started = false;
-    asio::cancellation_signal stop_ctrl, stop_factory;
-    bool ctrl_done = false, factory_done = false;
-    factory.async_run(
-        asio::bind_cancellation_slot(stop_factory.slot(), [&](kube::error_code) { factory_done = true; }));
+    running ctrl_run, factory_run;
+    factory.async_run(factory_run.token());
     ctrl.async_run(
         [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
           // The children's own events enqueue the parent again: after the burst, nothing.
@@ -125,7 +137,7 @@ outcome run_scenario(bool read_your_writes) {
           if (out.reconciles >= reconciles_per_run) co_return kc::reconcile_result::done();
           co_return kc::reconcile_result::requeue_after(50ms);
         },
-        asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code) { ctrl_done = true; }));
+        ctrl_run.token());
     // Synced (and the parent reconciled once, as a no-op) before the watch slows down.
     co_await ctrl.primary()->async_wait_for_sync(asio::use_awaitable);
     co_await pause(500ms);
@@ -141,12 +153,10 @@ outcome run_scenario(bool read_your_writes) {
       for (int i = 0; i < 400 && out.reconciles < reconciles_per_run; ++i) co_await pause(50ms);
       co_await pause(watch_delay + 1000ms);
     }
-    stop_ctrl.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !ctrl_done; ++i) co_await pause(50ms);
-    stop_factory.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !factory_done; ++i) co_await pause(50ms);
-    CHECK(ctrl_done);
-    CHECK(factory_done);
+    co_await ctrl_run.stop();
+    co_await factory_run.stop();
+    CHECK(ctrl_run.done);
+    CHECK(factory_run.done);
     out.waits = provider->hooks->waits;
     out.caught_up = provider->hooks->caught_up;
     out.longest_wait = provider->hooks->longest;
@@ -218,10 +228,9 @@ TEST_CASE("read your own writes waits only on the informers that can show the wr
     });
     kube::api<ConfigMap> in_src(c, src);
     kube::api<ConfigMap> in_dst(c, dst);
-    asio::cancellation_signal stop_ctrl, stop_src, stop_dst;
-    bool ctrl_done = false, src_done = false, dst_done = false;
-    src_factory.async_run(asio::bind_cancellation_slot(stop_src.slot(), [&](kube::error_code) { src_done = true; }));
-    dst_factory.async_run(asio::bind_cancellation_slot(stop_dst.slot(), [&](kube::error_code) { dst_done = true; }));
+    running ctrl_run, src_run, dst_run;
+    src_factory.async_run(src_run.token());
+    dst_factory.async_run(dst_run.token());
     ctrl.async_run(
         [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
           if (req.gone() || req.name != "a") co_return kc::reconcile_result::done();
@@ -236,7 +245,7 @@ TEST_CASE("read your own writes waits only on the informers that can show the wr
           co_await in_dst.async_apply(copy, ap);
           co_return kc::reconcile_result::done();
         },
-        asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code) { ctrl_done = true; }));
+        ctrl_run.token());
     ConfigMap a;
     a.metadata.name = "a";
     a.metadata.labels = std::map<std::string, std::string>{{"sync", "true"}};
@@ -254,12 +263,10 @@ TEST_CASE("read your own writes waits only on the informers that can show the wr
     CHECK(took < 3s);  // the read_your_writes_timeout is 10 s
     CHECK(provider->hooks->waits >= 1);
     CHECK(provider->hooks->caught_up == provider->hooks->waits);
-    stop_ctrl.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !ctrl_done; ++i) co_await pause(50ms);
-    stop_src.emit(asio::cancellation_type::terminal);
-    stop_dst.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !(src_done && dst_done); ++i) co_await pause(50ms);
-    CHECK(ctrl_done);
+    co_await ctrl_run.stop();
+    co_await src_run.stop();
+    co_await dst_run.stop();
+    CHECK(ctrl_run.done);
   });
 }
 
@@ -309,10 +316,8 @@ TEST_CASE("sharding: a key admitted before a read-your-writes wait does not star
     kube::api<Secret> secrets(direct, ns);
     kube::api<ConfigMap> cms(direct, ns);
     bool started = false;
-    asio::cancellation_signal stop_ctrl, stop_factory;
-    bool ctrl_done = false, factory_done = false;
-    factory.async_run(
-        asio::bind_cancellation_slot(stop_factory.slot(), [&](kube::error_code) { factory_done = true; }));
+    running ctrl_run, factory_run;
+    factory.async_run(factory_run.token());
     ctrl.async_run(
         [&](kc::reconcile_request<ConfigMap> req) -> asio::awaitable<kc::reconcile_result> {
           if (req.gone() || !started) co_return kc::reconcile_result::done();
@@ -327,7 +332,7 @@ TEST_CASE("sharding: a key admitted before a read-your-writes wait does not star
           }
           co_return kc::reconcile_result::done();
         },
-        asio::bind_cancellation_slot(stop_ctrl.slot(), [&](kube::error_code) { ctrl_done = true; }));
+        ctrl_run.token());
     co_await ctrl.shard()->async_wait_joined(asio::use_awaitable);
     ConfigMap parent;
     parent.metadata.name = "parent";
@@ -351,11 +356,9 @@ TEST_CASE("sharding: a key admitted before a read-your-writes wait does not star
     }
     CHECK(bodies_after_jump >= 1);  // the key came back once the renewal was in
     CHECK(not_admitted == 0);
-    stop_ctrl.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !ctrl_done; ++i) co_await pause(50ms);
-    stop_factory.emit(asio::cancellation_type::terminal);
-    for (int i = 0; i < 400 && !factory_done; ++i) co_await pause(50ms);
-    CHECK(ctrl_done);
-    CHECK(factory_done);
+    co_await ctrl_run.stop();
+    co_await factory_run.stop();
+    CHECK(ctrl_run.done);
+    CHECK(factory_run.done);
   });
 }

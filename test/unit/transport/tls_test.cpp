@@ -131,13 +131,8 @@ struct outcome {
   kube::diagnostics diag;
 };
 
-outcome get(asio::io_context& io, const std::string& host, unsigned short port, const std::string& server_name) {
-  kube::detail::transport_params p;
-  p.server = "https://" + host + ":" + std::to_string(port);
-  p.ca_pem = certificate().cert;
-  p.tls_server_name = server_name;
-  p.qps = 0;
-  auto c = kube::detail::client_access::make(io.get_executor(), p);
+// One GET /x through `c`, run on `io` until it completes.
+outcome request_once(asio::io_context& io, kube::client& c) {
   outcome out;
   bool done = false;
   c.async_request(kube::request{}.raw_path("/x"), kube::with_diagnostics(out.diag, [&](kube::error_code e, auto) {
@@ -147,6 +142,16 @@ outcome get(asio::io_context& io, const std::string& host, unsigned short port, 
   for (int i = 0; i < 200 && !done; ++i) io.run_one_for(100ms);
   REQUIRE(done);
   return out;
+}
+
+outcome get(asio::io_context& io, const std::string& host, unsigned short port, const std::string& server_name) {
+  kube::detail::transport_params p;
+  p.server = "https://" + host + ":" + std::to_string(port);
+  p.ca_pem = certificate().cert;
+  p.tls_server_name = server_name;
+  p.qps = 0;
+  auto c = kube::detail::client_access::make(io.get_executor(), p);
+  return request_once(io, c);
 }
 
 }  // namespace
@@ -267,14 +272,7 @@ TEST_CASE("a rotated client certificate and CA are read again from their files -
   p.qps = 0;
   auto c = kube::detail::client_access::make(io.get_executor(), p);  // one client throughout
   const auto get_ok = [&] {
-    outcome out;
-    bool done = false;
-    c.async_request(kube::request{}.raw_path("/x"), kube::with_diagnostics(out.diag, [&](kube::error_code e, auto) {
-                      out.ec = e;
-                      done = true;
-                    }));
-    for (int i = 0; i < 200 && !done; ++i) io.run_one_for(100ms);
-    REQUIRE(done);
+    const auto out = request_once(io, c);
     INFO(out.diag.client_message());
     return !out.ec;
   };
