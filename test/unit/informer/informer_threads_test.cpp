@@ -356,6 +356,8 @@ TEST_CASE("informer: a bounded handler queue that coalesces folds by object - th
   CHECK(r.slow->pending() <= 101);  // one entry per object (o0 is being delivered), not 402 notifications
   CHECK_FALSE(r.slow->has_synced());
   r.finish();
+  // Marked right after the folded batch whose "last" finish() waited for.
+  for (int i = 0; i < 600 && !r.slow->has_synced(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(r.slow->has_synced());
   // Both handlers end where the cache is (the fast one's queue may have
   // reached the bound too, in a burst), the slow one in at most one call

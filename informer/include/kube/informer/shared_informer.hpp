@@ -577,15 +577,23 @@ private:
         }
         post = !scheduled;
         scheduled = true;
+        report_length(size);
       }
       if (warn_at != 0) {
         backlog(warn_at);
       }
-      if (d->metrics) {
-        d->metrics->on_handler_queue(reg->id(), size);
-      }
       if (post) {
         boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
+      }
+    }
+
+    // The queue's length to the metrics, under `mu`: reports from the
+    // informer's strand and the handler's then reach the gauge in the order
+    // the queue changed (else a push's report could land after the drain's
+    // 0 and leave a stale length).
+    void report_length(std::size_t n) {  // mu
+      if (d->metrics) {
+        d->metrics->on_handler_queue(reg->id(), n);
       }
     }
 
@@ -606,6 +614,7 @@ private:
       folded.clear();
       fold_synced = false;
       reg->pending_.store(0, std::memory_order_relaxed);
+      report_length(0);
     }
 
     // On the handler's strand.
@@ -616,7 +625,6 @@ private:
         std::unordered_map<std::string, folded_change> changes;
         bool synced = false;
         bool room = false;
-        bool empty = false;
         {
           const std::lock_guard lock(mu);
           if (!fold_order.empty()) {
@@ -626,7 +634,8 @@ private:
           } else if (q.empty()) {
             scheduled = false;
             warned = false;
-            empty = true;
+            report_length(0);
+            return;
           } else {
             n = std::move(q.front());
             q.pop_front();
@@ -636,12 +645,6 @@ private:
             }
           }
           reg->pending_.store(length(), std::memory_order_relaxed);
-        }
-        if (empty) {
-          if (d->metrics) {
-            d->metrics->on_handler_queue(reg->id(), 0);
-          }
-          return;
         }
         if (room) {
           d->wake();
@@ -660,8 +663,9 @@ private:
           reg->mark_synced();
         }
       }
-      if (d->metrics) {
-        d->metrics->on_handler_queue(reg->id(), reg->pending_.load(std::memory_order_relaxed));
+      {
+        const std::lock_guard lock(mu);
+        report_length(length());
       }
       boost::asio::post(reg->strand_, [self = this->shared_from_this()] { self->drain(); });
     }
