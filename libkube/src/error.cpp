@@ -146,18 +146,17 @@ std::string diagnostics::server_message() const {
   return m && m->is_string() ? std::string(m->as_string()) : std::string();
 }
 
-namespace {
-std::string join_what(const diagnostics& d) {
-  std::string w = d.client_message();
-  const auto s = d.server_message();
-  if (!s.empty()) w += (w.empty() ? "" : ": ") + s;
-  return w;
+std::string error_message(const error_code& ec, const diagnostics& diag) {
+  std::string w = diag.client_message();
+  const auto s = diag.server_message();
+  if (!s.empty() && w.find(s) == std::string::npos) w += (w.empty() ? "" : ": ") + s;
+  return w.empty() ? ec.message() : w;
 }
-}  // namespace
 
 error::error(error_code ec, diagnostics diag)
-    : system_error(ec, join_what(diag)),
-      diag_(std::move(diag)) {}
+    : system_error(ec),
+      diag_(std::move(diag)),
+      what_(error_message(ec, diag_)) {}
 
 error::error(error_code ec, std::string client_message)
     : error(ec, [&] {

@@ -167,8 +167,7 @@ response error_reply(http::status status, const std::string& message) {
 
 // The informers retry on their own (with backoff); say why, e.g. RBAC.
 void log_watch_error(const ki::watch_failure& f) {
-  std::cerr << "asio-embedding: watch error: " << f.ec.message() << " " << f.diag.client_message()
-            << (f.diag.server_message().empty() ? "" : ": " + f.diag.server_message()) << "; retrying in "
+  std::cerr << "asio-embedding: watch error: " << kube::error_message(f.ec, f.diag) << "; retrying in "
             << f.retry_in.count() << " ms" << (f.relist ? " with a relist" : "") << std::endl;
 }
 

@@ -1,13 +1,16 @@
 // kube-get: `kubectl get TYPE` for any resource the server serves, through
 // discovery, the RESTMapper and the dynamic client.
 //
-//   kube-get TYPE [NAME] [-n NAMESPACE | -A] [-l SELECTOR] [-w [--timeout S]]
+//   kube-get TYPE [NAME] [-n NAMESPACE | -A] [-l SELECTOR]
+//            [-w [--timeout S] [--resource-version RV]] [--request-timeout S]
 //            [--kubeconfig FILE] [--context NAME]
 //
 // TYPE is anything kubectl accepts: pods, po, pod, Pod, deploy,
 // deployments.apps, deployments.v1.apps, a CRD's plural or short name.
 // Prints NAME (and NAMESPACE with -A), one object per line; with -w, then
 // prints "EVENT NAME" lines as changes arrive until --timeout seconds pass.
+// Every failure is one line naming the server or file and the likely cause
+// (docs/guides/errors.md).
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/discovery/discovery_client.hpp>
@@ -18,6 +21,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -28,10 +32,25 @@ namespace asio = boost::asio;
 namespace {
 
 struct options {
-  std::string type, name, namespace_name, selector, kubeconfig, context;
+  std::string type, name, namespace_name, selector, kubeconfig, context, resource_version;
   bool all_namespaces = false, watch = false;
   long long timeout = 30;
+  long long request_timeout = 0;  // s; 0: none, as kubectl's default
 };
+
+// "5" or "5s", as kubectl's --request-timeout takes whole seconds.
+long long seconds(std::string v) {
+  if (v.ends_with('s')) v.pop_back();
+  std::size_t used = 0;
+  long long n = -1;
+  try {
+    n = std::stoll(v, &used);
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+  }
+  if (n < 0 || used != v.size())
+    throw std::invalid_argument("--request-timeout: \"" + v + "\" is not a number of seconds");
+  return n;
+}
 
 options parse(int argc, char** argv) {
   options o;
@@ -51,6 +70,10 @@ options parse(int argc, char** argv) {
       o.watch = true;
     else if (a == "--timeout")
       o.timeout = std::stoll(value());
+    else if (a == "--request-timeout")
+      o.request_timeout = seconds(value());
+    else if (a == "--resource-version")
+      o.resource_version = value();
     else if (a == "--kubeconfig")
       o.kubeconfig = value();
     else if (a == "--context")
@@ -98,7 +121,8 @@ asio::awaitable<void> run(const options& o, kube::client c, std::string default_
   kube::watch_params wp;
   wp.label_selector = lp.label_selector;
   wp.field_selector = lp.field_selector;
-  wp.resource_version = list.resource_version;
+  // --resource-version: watch from there instead of the list's version.
+  wp.resource_version = o.resource_version.empty() ? list.resource_version : o.resource_version;
   wp.timeout_seconds = o.timeout;
   auto w = co_await api.async_watch(wp);
   for (;;) {
@@ -107,7 +131,10 @@ asio::awaitable<void> run(const options& o, kube::client c, std::string default_
     if (ev.type == kube::watch_event_type::bookmark) continue;
     if (ev.type == kube::watch_event_type::error) {
       kube::diagnostics d;
-      throw kube::error(kube::watch_event_error(ev, d), d);
+      const auto code = kube::watch_event_error(ev, d);
+      d.set_client_message("watch " + o.type + " from resourceVersion " + wp.resource_version + ": " +
+                           d.client_message());
+      throw kube::error(code, std::move(d));
     }
     const kube::unstructured obj(ev.object);
     std::cout << kube::to_string(ev.type) << " " << (show_ns ? obj.namespace_() + "/" : "") << obj.name() << std::endl;
@@ -122,8 +149,8 @@ int main(int argc, char** argv) {
     o = parse(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "kube-get: " << e.what()
-              << "\nusage: kube-get TYPE [NAME] [-n NS | -A] [-l SELECTOR] [-w [--timeout S]] [--kubeconfig FILE] "
-                 "[--context NAME]\n";
+              << "\nusage: kube-get TYPE [NAME] [-n NS | -A] [-l SELECTOR] [-w [--timeout S] [--resource-version RV]] "
+                 "[--request-timeout S] [--kubeconfig FILE] [--context NAME]\n";
     return 2;
   }
   try {
@@ -132,7 +159,9 @@ int main(int argc, char** argv) {
     lp.overrides.context = o.context;
     const auto config = kube::client_config::load_default(lp);
     asio::io_context io;
-    kube::client c(io.get_executor(), config);
+    kube::client_params cp;
+    if (o.request_timeout > 0) cp.timeout = cp.connect_timeout = std::chrono::seconds(o.request_timeout);
+    kube::client c(io.get_executor(), config, cp);
     std::exception_ptr failure;
     asio::co_spawn(io, run(o, c, config.namespace_name), [&](std::exception_ptr e) { failure = e; });
     io.run();

@@ -113,8 +113,7 @@ std::string service_of(const EndpointSlice& slice) {
 
 // The informers retry on their own (with backoff); say why, e.g. RBAC.
 void log_watch_error(const ki::watch_failure& f) {
-  std::cerr << "servicelookup: watch error: " << f.ec.message() << " " << f.diag.client_message()
-            << (f.diag.server_message().empty() ? "" : ": " + f.diag.server_message()) << "; retrying in "
+  std::cerr << "servicelookup: watch error: " << kube::error_message(f.ec, f.diag) << "; retrying in "
             << f.retry_in.count() << " ms" << (f.relist ? " with a relist" : "") << std::endl;
 }
 

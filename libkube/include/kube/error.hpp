@@ -13,6 +13,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -79,6 +80,15 @@ enum class api_errc {
 /// errors.ReasonForError does: the reason wins; an empty or unknown reason
 /// falls back to the code.
 [[nodiscard]] api_errc api_errc_from_status(std::string_view reason, int http_code) noexcept;
+
+class diagnostics;
+
+/// One sentence for a person, as kube::error::what() gives it: the client's
+/// message (naming the server, file or object and the likely cause), then
+/// the server's Status message; the code's own message only when neither
+/// says anything. For code that has a code and diagnostics and no
+/// exception: a log line, a watch_failure. Holds no credentials.
+[[nodiscard]] std::string error_message(const error_code& ec, const diagnostics& diag);
 
 /// True for errors that mean "the resourceVersion you asked for is gone":
 /// 410 Gone and Expired (a watch or list must restart from a fresh list).

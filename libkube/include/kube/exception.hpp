@@ -5,6 +5,8 @@
 
 #include <boost/system/system_error.hpp>
 
+#include <string>
+
 namespace kube {
 
 /// The exception the SDK throws (with use_awaitable, and from synchronous
@@ -19,9 +21,11 @@ public:
   error(error_code ec, std::string client_message);
 
   [[nodiscard]] const diagnostics& diag() const noexcept { return diag_; }
+  [[nodiscard]] const char* what() const noexcept override { return what_.c_str(); }
 
 private:
   diagnostics diag_;
+  std::string what_;
 };
 
 }  // namespace kube

@@ -13,10 +13,12 @@
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/json.hpp>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <poll.h>
 #include <fstream>
 #include <iomanip>
 #include <signal.h>
@@ -286,6 +288,18 @@ std::vector<std::string> exec_plugin_environment(const exec_params& e, char** in
   return out;
 }
 
+namespace {
+// The last non-empty line of what a plugin wrote, printable, at most 300
+// characters: plugins put the reason for a failure there.
+std::string last_line(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
+  if (const auto nl = text.find_last_of('\n'); nl != std::string_view::npos) text.remove_prefix(nl + 1);
+  std::string out;
+  for (const char c : text.substr(0, 300)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return out;
+}
+}  // namespace
+
 asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::string& cluster_server,
                                             exec_credential& out, diagnostics& diag, exec_run_report* report) {
   exec_run_report ignored_report;
@@ -314,22 +328,31 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
   argv.push_back(nullptr);
 
   // stdin from /dev/null (the plugin is never interactive here), stdout to
-  // us, stderr left to this process's stderr as client-go leaves it: what the
-  // plugin says there is for the user, and never enters our errors or logs.
+  // us, stderr passed through to this process's stderr as client-go leaves
+  // it (what the plugin says there is for the user); its last line is kept
+  // for the error if the run fails, as that is where plugins say why.
   // Every other descriptor is closed in the child, so the plugin inherits no
   // connection of ours, whatever the rest of the process opened without
   // close-on-exec.
   int out_pipe[2];
+  int err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) co_return fail(diag, client_errc::exec_plugin_failed, who + ": pipe failed");
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    co_return fail(diag, client_errc::exec_plugin_failed, who + ": pipe failed");
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, e.command.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
+  close(err_pipe[1]);
 
   // Kills and reaps the child if this coroutine is destroyed before it has
   // (its io_context went away mid-run): no zombie is left behind.
@@ -349,50 +372,99 @@ asio::awaitable<error_code> run_exec_plugin(const exec_params& e, const std::str
 
   auto ex = co_await asio::this_coro::executor;
   asio::posix::stream_descriptor out_fd(ex, out_pipe[0]);
+  asio::posix::stream_descriptor err_fd(ex, err_pipe[0]);
   if (rc != 0) {
-    std::string msg = who + ": cannot run it: " + std::strerror(rc);
-    if (!e.install_hint.empty()) msg += "\n" + e.install_hint;
+    std::string msg = rc == ENOENT ? "the exec credential plugin \"" + e.command +
+                                         "\" of the kubeconfig's user was not found - is it installed, and on PATH?"
+                                   : who + ": cannot run it: " + std::strerror(rc);
+    if (!e.install_hint.empty()) msg += " " + e.install_hint;
     report->status = exec_plugin_status::plugin_not_found_error;
     co_return fail(diag, client_errc::exec_plugin_failed, msg);
   }
+
+  // What the plugin writes on stderr goes on to ours as it comes; at least
+  // the last 4 KiB are kept. Pumped until the plugin is reaped (a
+  // descendant may hold its stderr open for longer), then drained of what
+  // is left. The I/O thread never blocks on our stderr: a piece (at most
+  // 4 KiB, PIPE_BUF) is passed on only when stderr can take it now.
+  std::string stderr_tail;
+  const auto pass_on = [&](const char* data, std::size_t n) {
+    pollfd ready{STDERR_FILENO, POLLOUT, 0};
+    if (n > 0 && ::poll(&ready, 1, 0) == 1 && (ready.revents & POLLOUT) != 0) {
+      for (std::size_t done = 0; done < n;) {
+        const auto w = ::write(STDERR_FILENO, data + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += static_cast<std::size_t>(w);
+      }
+    }
+    stderr_tail.append(data, n);
+    if (stderr_tail.size() > 8192) stderr_tail.erase(0, stderr_tail.size() - 4096);
+  };
+  std::array<char, 4096> err_buf{};
+  const auto pump_stderr = [&]() -> asio::awaitable<void> {
+    for (;;) {
+      auto [rec, n] = co_await err_fd.async_read_some(asio::buffer(err_buf), asio::as_tuple(asio::use_awaitable));
+      pass_on(err_buf.data(), n);
+      if (rec) break;
+    }
+    // At its end: wait for the run to finish, which cancels this wait.
+    if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;
+    asio::steady_timer until_done(ex, asio::steady_timer::time_point::max());
+    co_await until_done.async_wait(asio::as_tuple(asio::use_awaitable));
+  };
 
   // Read stdout to its end, then wait for the exit, both within the
   // timeout. The exit is polled (WNOHANG) on a timer, never waited for on
   // the I/O thread: a plugin may close its stdout and linger.
   const auto deadline = std::chrono::steady_clock::now() + e.timeout;
   std::string stdout_data;
-  asio::steady_timer timer(ex, deadline);
-  const auto read = co_await (
-      asio::async_read(out_fd, asio::dynamic_buffer(stdout_data, 1 << 20), asio::as_tuple(asio::use_awaitable)) ||
-      timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  bool timed_out = read.index() == 1;  // else eof, or 1 MiB read (the rest is not wanted)
-  error_code ignored;
-  out_fd.close(ignored);  // a plugin still writing gets EPIPE and can exit
+  bool timed_out = false;
   int status = 0;
-  for (auto pause = std::chrono::milliseconds(1);;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid || (w < 0 && errno != EINTR)) {
-      child.reaped = true;
-      break;
+  const auto run = [&]() -> asio::awaitable<void> {
+    asio::steady_timer timer(ex, deadline);
+    const auto read = co_await (
+        asio::async_read(out_fd, asio::dynamic_buffer(stdout_data, 1 << 20), asio::as_tuple(asio::use_awaitable)) ||
+        timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+    timed_out = read.index() == 1;  // else eof, or 1 MiB read (the rest is not wanted)
+    error_code ignored;
+    out_fd.close(ignored);  // a plugin still writing gets EPIPE and can exit
+    for (auto pause = std::chrono::milliseconds(1);;) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid || (w < 0 && errno != EINTR)) {
+        child.reaped = true;
+        break;
+      }
+      if (w == 0 && !timed_out && std::chrono::steady_clock::now() >= deadline) timed_out = true;
+      if (w == 0 && timed_out) kill(pid, SIGKILL);  // then reaped on a next turn
+      timer.expires_after(pause);
+      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
     }
-    if (w == 0 && !timed_out && std::chrono::steady_clock::now() >= deadline) timed_out = true;
-    if (w == 0 && timed_out) kill(pid, SIGKILL);  // then reaped on a next turn
-    timer.expires_after(pause);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  };
+  co_await (run() || pump_stderr());
+  {
+    error_code nb;
+    err_fd.non_blocking(true, nb);
+    for (error_code rec; !nb && !rec;) {
+      const auto n = err_fd.read_some(asio::buffer(err_buf), rec);
+      pass_on(err_buf.data(), n);
+    }
   }
 
   if (WIFEXITED(status)) report->exit_code = WEXITSTATUS(status);
   report->status = exec_plugin_status::plugin_execution_error;
+  const auto said = last_line(stderr_tail);
+  const std::string said_text = said.empty() ? " (it wrote nothing on stderr)" : "; its stderr ended with: " + said;
   if (timed_out)
     co_return fail(diag, client_errc::exec_plugin_failed,
-                   who + ": timed out after " + std::to_string(e.timeout.count()) + " ms");
+                   who + ": timed out after " + std::to_string(e.timeout.count()) + " ms" + said_text);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     co_return fail(diag, client_errc::exec_plugin_failed,
                    who + ": " +
                        (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
                                           : "killed by signal " + std::to_string(WTERMSIG(status))) +
-                       " (its stderr goes to this process's stderr)");
+                       said_text);
   }
   // As client-go counts it: the run succeeded, whatever its output says.
   report->status = exec_plugin_status::no_error;
@@ -409,6 +481,25 @@ std::string basic_authorization(std::string_view user, std::string_view password
   std::string enc(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
   enc.resize(boost::beast::detail::base64::encode(enc.data(), plain.data(), plain.size()));
   return "Basic " + enc;
+}
+
+std::string describe_credentials(const transport_params& s) {
+  std::string what;
+  if (!s.token.empty())
+    what = "the bearer token of the kubeconfig's user";
+  else if (!s.token_file.empty())
+    what = "the token in " + s.token_file;
+  else if (s.has_exec)
+    what = "the credentials of the exec plugin " + s.exec.command;
+  else if (!s.username.empty() || !s.password.empty())
+    what = "basic auth as user \"" + s.username + "\"";
+  if (!s.client_cert_pem.empty()) {
+    what += what.empty() ? "" : " and ";
+    what +=
+        "the client certificate " +
+        (s.client_cert_file.empty() ? std::string("of the kubeconfig (client-certificate-data)") : s.client_cert_file);
+  }
+  return what.empty() ? "an anonymous request (the kubeconfig's user has no credentials)" : what;
 }
 
 std::unique_ptr<authenticator> make_authenticator(const transport_params& s, asio::any_io_executor ex,

@@ -38,6 +38,10 @@ std::string basic_authorization(std::string_view user, std::string_view password
 std::unique_ptr<authenticator> make_authenticator(const transport_params& s, boost::asio::any_io_executor ex,
                                                   std::shared_ptr<metrics::client_metrics> metrics = nullptr);
 
+/// Which credentials the settings send, for messages ("the token in
+/// /path", "the client certificate /path"); never their value.
+std::string describe_credentials(const transport_params& s);
+
 /// Runs an exec credential plugin and parses its ExecCredential. Exposed for tests.
 struct exec_credential {
   std::string token;

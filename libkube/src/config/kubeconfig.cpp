@@ -49,7 +49,7 @@ void kubeconfig::merge_from(const kubeconfig& other) {
 }
 
 kubeconfig kubeconfig::load_file(const std::string& path, bool resolve_paths) {
-  const std::string text = detail::read_config_file(path, "");
+  const std::string text = detail::read_config_file(path, "kubeconfig");
   return parse(text, path, resolve_paths);
 }
 
@@ -64,7 +64,7 @@ kubeconfig kubeconfig::load(const kubeconfig_load_params& params) {
     if (file.empty()) {
       continue;
     }
-    auto text = detail::read_config_file_if_exists(file, "");
+    auto text = detail::read_config_file_if_exists(file, "kubeconfig");
     if (!text) {
       merged.missing_files.push_back(file);
       continue;

@@ -33,10 +33,13 @@ void start_discover(std::shared_ptr<const discovery_state> s, bool refresh, comp
               co_return out;
             }
             if (r.value.status == 0) {
+              out.diag = std::move(r.diag);  // the transport's sentence names the server and the cause
               out.ec = planner.on_transport_error(dreq, r.ec, out.diag);
             } else {
               const discovery_response resp{static_cast<int>(r.value.status), r.value.content_type, r.value.body};
               out.ec = planner.on_response(dreq, resp, out.diag);
+              if (out.ec == api_errc::unauthorized)
+                out.diag.set_client_message(impl->unauthorized("discovery: GET " + dreq.path));
             }
             if (out.ec) co_return out;
           }

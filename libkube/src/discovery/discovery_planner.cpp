@@ -113,7 +113,8 @@ error_code discovery_planner::on_transport_error(const discovery_request& req, e
   }
   auto& e = entry_of(it->second);
   e.failure = ec;
-  e.failure_message = "GET " + req.path + ": " + ec.message();
+  e.failure_message = diag.client_message().empty() ? "GET " + req.path + ": " + ec.message() : diag.client_message();
+  diag.clear();
   return {};
 }
 

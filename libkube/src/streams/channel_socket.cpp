@@ -327,7 +327,7 @@ asio::awaitable<std::shared_ptr<remote_state>> open_channel_socket(std::shared_p
   if (hec) {
     st->close();
     if (hec == websocket::error::upgrade_declined && res.result_int() >= 300) {
-      ec = status_error(res.result_int(), res.body(), req, diag);  // the server's Status
+      ec = impl->refusal(res.result_int(), res.body(), req, diag);  // the server's Status
     } else {
       ec = hec == beast::error::timeout ? error_code(client_errc::timeout) : hec;
       diag.set_client_message(req.describe() + ": the WebSocket handshake failed: " + hec.message());

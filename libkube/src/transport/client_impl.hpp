@@ -205,6 +205,12 @@ public:
   /// Reports server Warning headers to the hook or the logger.
   void surface_warnings(const std::vector<std::string>& warnings) const;
 
+  /// status_error for this server: a 401 also names the server and which
+  /// credentials it refused.
+  error_code refusal(unsigned http_status, const std::string& body, const request& req, diagnostics& diag) const;
+  /// "<what>: the server H:P refused <which credentials> (HTTP 401 ...)".
+  std::string unauthorized(std::string_view what) const;
+
 private:
   std::vector<std::unique_ptr<connection>> idle_;  // touched on the strand only
   std::mutex observers_mutex_;

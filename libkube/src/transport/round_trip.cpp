@@ -112,6 +112,18 @@ void client_impl::surface_warnings(const std::vector<std::string>& warnings) con
   }
 }
 
+error_code client_impl::refusal(unsigned http_status, const std::string& body, const request& req,
+                                diagnostics& diag) const {
+  const auto ec = status_error(http_status, body, req, diag);
+  if (ec == api_errc::unauthorized) diag.set_client_message(unauthorized(req.describe()));
+  return ec;
+}
+
+std::string client_impl::unauthorized(std::string_view what) const {
+  return std::string(what) + ": the server " + ep.host + ":" + ep.port + " refused " + describe_credentials(settings) +
+         " (HTTP 401 Unauthorized) - they may have expired, or belong to another cluster";
+}
+
 // One try: connection, headers, write, read. `facts` gets what the retry
 // policy needs besides the result: whether the connection was a pooled one,
 // how far the exchange got, the Retry-After header.
@@ -255,10 +267,14 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
       // The connection is dropped with the rest of the body unread.
     } else if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
+      const std::string server = "the server " + ep.host + ":" + ep.port;
       r.diag.set_client_message(
-          req.describe() + (past_deadline ? ": timed out after " + std::to_string(settings.timeout.count()) + " ms"
-                                          : ": no data from the server for " +
-                                                std::to_string(settings.read_timeout.count()) + " ms (read_timeout)"));
+          req.describe() +
+          (past_deadline ? ": " + server + " did not answer within " + std::to_string(settings.timeout.count()) +
+                               " ms (client_params::timeout)"
+                         : ": no data from " + server + " for " + std::to_string(settings.read_timeout.count()) +
+                               " ms (client_params::read_timeout)") +
+          " - is it overloaded, or is the network path to it stalled?");
     } else {
       r.ec = ec;
       r.diag.set_client_message(req.describe() + ": " + ec.message());
@@ -301,7 +317,7 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
     }
     r.value.body = std::move(plain);
   }
-  if (r.value.status < 200 || r.value.status >= 300) r.ec = status_error(r.value.status, r.value.body, req, r.diag);
+  if (r.value.status < 200 || r.value.status >= 300) r.ec = refusal(r.value.status, r.value.body, req, r.diag);
   if (keep && idle_.size() < settings.max_idle_connections && (!tls || conn->tls_generation == tls->generation())) {
     conn->reused = false;
     idle_.push_back(std::move(conn));

@@ -1,3 +1,4 @@
+#include <kube/error.hpp>
 #include <kube/watch/watch_event.hpp>
 
 #include <array>
@@ -48,14 +49,19 @@ error_code watch_event_error(const watch_event& ev, diagnostics& diag) {
   std::string_view reason;
   if (const auto* r = ev.object.if_contains("reason"); r && r->is_string()) reason = r->get_string();
   const int code = status_code(ev.object);
-  std::string msg = "the watch stream reported an ERROR event (Status";
-  if (code != 0) msg += " " + std::to_string(code);
-  if (!reason.empty()) (msg += " ") += reason;
-  msg += ")";
-  diag.set_client_message(std::move(msg));
+  const auto ec = api_errc_from_status(reason, code);
+  std::string status = "Status";
+  if (code != 0) status += " " + std::to_string(code);
+  if (!reason.empty()) (status += " ") += reason;
+  diag.set_client_message(
+      is_resource_expired(ec)
+          ? "the resourceVersion this watch started from is older than the server keeps (" + status +
+                ": its history was compacted) - list again and watch from the list's resourceVersion, as an "
+                "informer does"
+          : "the watch stream reported an ERROR event (" + status + ")");
   // A copy on the default resource: the diagnostics must not pin the event's arena.
   diag.set_server_status(boost::json::object(ev.object, boost::json::storage_ptr()));
-  return api_errc_from_status(reason, code);
+  return ec;
 }
 
 }  // namespace kube

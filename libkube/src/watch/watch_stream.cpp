@@ -301,7 +301,7 @@ asio::awaitable<result<std::shared_ptr<watch_state>>> client_impl::open_stream(r
       meter.retry(static_cast<int>(status));
       continue;
     }
-    r.ec = status_error(status, body, req, r.diag);
+    r.ec = refusal(status, body, req, r.diag);
     if (body_timed_out) {
       r.diag.set_client_message(r.diag.client_message() + " (the rest of its body did not come within " +
                                 std::to_string(settings.read_timeout.count()) + " ms, read_timeout)");

@@ -1,7 +1,7 @@
 // Exec credential plugins, run for real (/bin/sh scripts): the kubeconfig's
 // env entries win over inherited variables, the plugin inherits no
 // descriptor of ours, its exit is awaited without blocking the I/O thread,
-// and requests that need a credential at the same time run it once.
+// a failure names the last line of its stderr, and requests that need a credential at the same time run it once.
 #include "config/auth.hpp"
 #include "temp_dir.hpp"
 
@@ -84,6 +84,25 @@ TEST_CASE("the kubeconfig's env entries replace inherited variables of the same 
   ::unsetenv("KUBE_TEST_EXEC_VAR");
   REQUIRE_FALSE(r.ec);
   CHECK(r.cred.token == "from-kubeconfig");
+}
+
+TEST_CASE("a failing plugin's error ends with the last line it wrote on stderr", "[exec]") {
+  // More than the 8 KiB kept of stderr comes before the line that says why.
+  const auto r = run(shell_plugin("i=0; while [ $i -lt 1200 ]; do echo \"progress line $i\" >&2; i=$((i+1)); done; "
+                                  "printf 'error: the login expired, run my-login\\n\\n' >&2; exit 5"));
+  CHECK(r.ec == kube::client_errc::exec_plugin_failed);
+  CHECK_THAT(r.diag.client_message(),
+             Catch::EndsWith("exited with status 5; its stderr ended with: error: the login expired, run my-login"));
+  const auto silent = run(shell_plugin("exit 6"));
+  CHECK_THAT(silent.diag.client_message(), Catch::EndsWith("exited with status 6 (it wrote nothing on stderr)"));
+}
+
+TEST_CASE("a plugin whose child keeps its stderr open is not waited for", "[exec]") {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run(shell_plugin("sleep 5 >&2 & cred t"));
+  REQUIRE_FALSE(r.ec);
+  CHECK(r.cred.token == "t");
+  CHECK(std::chrono::steady_clock::now() - start < 3s);
 }
 
 TEST_CASE("the plugin inherits no descriptor beyond stdin, stdout and stderr", "[exec]") {

@@ -140,6 +140,32 @@ TEST_CASE("delta_fifo: async_pop waits for the producer - close ends it - cancel
   CHECK(last == asio::error::eof);
 }
 
+TEST_CASE("informer: without on_watch_error, a failed list is logged as a warning that says why",
+          "[informer][shared_informer]") {
+  std::vector<std::string> lines;
+  informer_rig t([&](informer_params<thing>& o) {
+    o.name = "things";
+    o.on_watch_error = nullptr;  // the default
+    o.log.sink = [&](kube::log_level l, std::string_view line) {
+      if (l == kube::log_level::warning) lines.emplace_back(line);
+    };
+  });
+  t.start();
+  kube::diagnostics d;
+  d.set_client_message("GET things: HTTP 403");
+  d.set_server_status(boost::json::object{{"kind", "Status"}, {"message", "things is forbidden: User \"a\""}});
+  t.lw->push_list_error(kube::api_errc::forbidden, d);
+  t.poll();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].starts_with("things: GET things: HTTP 403: things is forbidden: User \"a\"; retrying in "));
+  t.lw->push_list({}, "10");
+  t.lw->push_watch(std::vector<event<thing>>{});
+  t.clk->advance(std::chrono::seconds(60));
+  t.poll();
+  CHECK(t.inf->has_synced());
+  CHECK(lines.size() == 1);
+}
+
 TEST_CASE("informer: a handler that throws is logged and counted, the others and the informer go on",
           "[informer][shared_informer]") {
   std::vector<std::string> lines;

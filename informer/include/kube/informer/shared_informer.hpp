@@ -169,9 +169,11 @@ struct informer_params {
   /// Transform before caching (also see strip_managed_fields).
   transform_func<T> transform = {};
   /// Called with every failed list or watch attempt (see watch_failure).
+  /// Empty: each is logged as a warning through `log` (as client-go's
+  /// default handler does): "<name>: <kube::error_message>; retrying in N ms".
   watch_error_handler on_watch_error = {};
-  /// Where an exception thrown by an event handler, and a handler's
-  /// backlog, are logged (with the informer's name); default: stderr. See
+  /// Where failed attempts (unless on_watch_error is set), an exception
+  /// thrown by an event handler, and a handler's backlog, are logged (with the informer's name); default: stderr. See
   /// handler_errors().
   kube::logger log = {};
   /// A handler's queue has no bound (nothing is ever dropped, the informer
@@ -714,6 +716,16 @@ private:
     r.name = o_.name;
     r.transform = o_.transform;
     r.on_watch_error = o_.on_watch_error;
+    if (!r.on_watch_error) {
+      // As client-go's default handler: every failed attempt is logged,
+      // so an outage or a refusal (RBAC, a bad certificate) is not silent.
+      r.on_watch_error = [log = o_.log, name = o_.name](const watch_failure& f) {
+        if (!log.enabled(log_level::warning)) return;
+        log.log(log_level::warning, name + ": " + kube::error_message(f.ec, f.diag) + "; retrying in " +
+                                        std::to_string(f.retry_in.count()) + " ms" +
+                                        (f.relist ? " with a new list" : ""));
+      };
+    }
     r.key = o_.key;
     r.after_replace = [this] {
       if (o_.metrics) {
