@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project on this machine, from a clean clone:
 #   1. installs missing Debian packages (scripts/install-deps.sh) and checks
-#      that every C++ file matches .clang-format (scripts/format.sh --check),
+#      that every C++ file matches .clang-format (scripts/format.sh --check)
+#      and that every path the README and docs name exists
+#      (scripts/check-doc-paths.py),
 #   2. builds every target with g++ 12 + libstdc++, AddressSanitizer + UBSan
 #      and warnings as errors, including the real test cluster (kube-apiserver
 #      + etcd from Go modules, cached across runs),
@@ -93,8 +95,9 @@ if [[ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]]; then
   export UBSAN_OPTIONS="$UBSAN_OPTIONS:external_symbolizer_path=$ASAN_SYMBOLIZER_PATH"
 fi
 
-stamp "format check"
+stamp "format check, and every path the docs name exists"
 "$root/scripts/format.sh" --check
+python3 "$root/scripts/check-doc-paths.py"
 
 stamp "configure + build everything (g++ 12, libstdc++, address,undefined)"
 configure "$build/asan" "address,undefined" -O0
