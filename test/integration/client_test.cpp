@@ -132,10 +132,9 @@ TEST_CASE("a CA that did not sign the server fails the handshake with a TLS erro
   auto [ec, res] = run(s, get_version());
   CHECK(ec == kube::client_errc::tls_error);
   // One sentence: the server, the issuer it showed, the CA file that did not trust it.
-  CHECK_THAT(res.diag.client_message(),
-             Catch::Contains("the certificate of the server 127.0.0.1:") &&
-                 Catch::Contains(") is not signed by the certificate authority " + s.ca_file +
-                                 " - is that the CA of this cluster?"));
+  CHECK_THAT(res.diag.client_message(), Catch::Contains("the certificate of the server 127.0.0.1:") &&
+                                            Catch::Contains(") is not signed by the certificate authority " +
+                                                            s.ca_file + " - is that the CA of this cluster?"));
 }
 
 TEST_CASE("tls-server-name that the certificate does not carry is rejected", "[client][tls]") {

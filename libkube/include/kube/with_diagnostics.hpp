@@ -13,7 +13,8 @@ namespace kube {
 /// signature void(error_code, T), and first stores the operation's
 /// diagnostics (the server's Status, the client's message) in `*diag`.
 /// Works with callbacks, asio::as_tuple, asio::deferred and asio::use_future;
-/// kube::use_awaitable needs no adapter (kube::error carries them).
+/// kube::use_awaitable and asio::use_awaitable need no adapter (both throw
+/// kube::error, which carries them).
 /// The diagnostics object must outlive the operation.
 template <class Token>
 struct with_diagnostics_t {

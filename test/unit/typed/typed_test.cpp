@@ -460,6 +460,15 @@ TEST_CASE("a body that does not fit T is a decode_error naming the object and th
           CHECK(m.find("get configmaps in namespace demo \"a\"") != std::string::npos);
           CHECK(m.find(".data.k: expected a string") != std::string::npos);
         }
+        // Asio's own use_awaitable keeps them too (it used to throw a plain
+        // system_error whose message was the code's).
+        try {
+          co_await cms.async_get("a", asio::use_awaitable);
+          FAIL("no exception");
+        } catch (const kube::error& e) {
+          CHECK(e.code() == kube::client_errc::decode_error);
+          CHECK_THAT(std::string(e.what()), Catch::Contains(".data.k: expected a string"));
+        }
       });
 }
 

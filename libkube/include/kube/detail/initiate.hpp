@@ -5,8 +5,9 @@
 // Operations are implemented in compiled sources against
 // completion<T> = any_completion_handler<void(error_code, diagnostics, T)>.
 // initiate<T>() adapts that to the public signature void(error_code, T) for
-// any token, and to void(exception_ptr, T) for kube::use_awaitable so that
-// co_await throws kube::error with the diagnostics, and to
+// any token, and to void(exception_ptr, T) for kube::use_awaitable (and
+// asio::use_awaitable) so that co_await throws kube::error with the
+// diagnostics, and to
 // store_diagnostics for kube::with_diagnostics(diag, token). initiate_void() does
 // the same for the void(error_code) operations (async_run and the like).
 
@@ -82,9 +83,16 @@ struct throw_diagnostics : handler_wrapper<Handler> {
   }
 };
 
+// kube::use_awaitable, and Asio's own use_awaitable, which would otherwise
+// throw a plain system_error without the diagnostics: both throw kube::error
+// (a system_error, so handlers written for Asio's still catch it).
+template <class Token>
+inline constexpr bool throws_kube_error = std::is_same_v<std::decay_t<Token>, use_awaitable_t> ||
+                                          std::is_same_v<std::decay_t<Token>, boost::asio::use_awaitable_t<>>;
+
 template <class T, class Start, class Token>
 auto initiate(Start start, Token&& token) {
-  if constexpr (std::is_same_v<std::decay_t<Token>, use_awaitable_t>) {
+  if constexpr (throws_kube_error<Token>) {
     return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(std::exception_ptr, T)>(
         [start = std::move(start)](auto handler) mutable {
           start(completion<T>(throw_diagnostics<decltype(handler)>{{std::move(handler)}}));
