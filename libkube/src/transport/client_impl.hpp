@@ -162,6 +162,8 @@ public:
   boost::asio::any_io_executor strand;  // make_strand_executor(executor)
   transport_params settings;
   endpoint ep;
+  /// "the server HOST:PORT": how messages name the apiserver.
+  std::string server_text() const { return "the server " + ep.host + ":" + ep.port; }
   std::shared_ptr<metrics::client_metrics> metrics;  // from settings.metrics; null: none
   std::string metrics_host;                          // the host label: host:port
   std::unique_ptr<tls_source> tls;                   // null: plain HTTP

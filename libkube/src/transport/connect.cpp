@@ -170,7 +170,7 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
   asio::ip::tcp::resolver resolver(ex);
   const std::string& host = ep.proxy_host ? *ep.proxy_host : ep.host;
   const std::string& port = ep.proxy_port ? *ep.proxy_port : ep.port;
-  const std::string where = (ep.proxy_host ? "the proxy " : "the server ") + host + ":" + port;
+  const std::string where = ep.proxy_host ? "the proxy " + host + ":" + port : server_text();
 
   auto [rec, results] = co_await resolver.async_resolve(host, port, use_tuple);
   if (rec) {
@@ -281,7 +281,7 @@ asio::awaitable<std::unique_ptr<connection>> client_impl::connect(error_code& ec
          : hec == asio::error::operation_aborted ? hec
          : broken                                ? plain(hec)
                                                  : error_code(client_errc::tls_error);
-    const std::string server = "the server " + ep.host + ":" + ep.port;
+    const std::string server = server_text();
     diag.set_client_message(hec == beast::error::timeout
                                 ? "the TLS handshake with " + server + " did not finish within " +
                                       seconds_text(settings.connect_timeout) +

@@ -120,7 +120,7 @@ error_code client_impl::refusal(unsigned http_status, const std::string& body, c
 }
 
 std::string client_impl::unauthorized(std::string_view what) const {
-  return std::string(what) + ": the server " + ep.host + ":" + ep.port + " refused " + describe_credentials(settings) +
+  return std::string(what) + ": " + server_text() + " refused " + describe_credentials(settings) +
          " (HTTP 401 Unauthorized) - they may have expired, or belong to another cluster";
 }
 
@@ -267,7 +267,7 @@ asio::awaitable<result<response>> client_impl::attempt(const request& req, attem
       // The connection is dropped with the rest of the body unread.
     } else if (ec == beast::error::timeout) {
       r.ec = client_errc::timeout;
-      const std::string server = "the server " + ep.host + ":" + ep.port;
+      const std::string server = server_text();
       r.diag.set_client_message(
           req.describe() +
           (past_deadline ? ": " + server + " did not answer within " + std::to_string(settings.timeout.count()) +

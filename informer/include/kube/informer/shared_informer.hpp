@@ -173,8 +173,8 @@ struct informer_params {
   /// default handler does): "<name>: <kube::error_message>; retrying in N ms".
   watch_error_handler on_watch_error = {};
   /// Where failed attempts (unless on_watch_error is set), an exception
-  /// thrown by an event handler, and a handler's backlog, are logged (with the informer's name); default: stderr. See
-  /// handler_errors().
+  /// thrown by an event handler, and a handler's backlog, are logged (with
+  /// the informer's name); default: stderr. See handler_errors().
   kube::logger log = {};
   /// A handler's queue has no bound (nothing is ever dropped, the informer
   /// never waits for a handler, as client-go's processorListener). When it
@@ -723,7 +723,7 @@ private:
         if (!log.enabled(log_level::warning)) return;
         log.log(log_level::warning, name + ": " + kube::error_message(f.ec, f.diag) + "; retrying in " +
                                         std::to_string(f.retry_in.count()) + " ms" +
-                                        (f.relist ? " with a new list" : ""));
+                                        (f.relist ? " with a relist" : ""));
       };
     }
     r.key = o_.key;
