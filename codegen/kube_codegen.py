@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """kube-codegen: Kubernetes OpenAPI v3 documents or CRD manifests -> C++ types.
 
+Size: one script of about 1,400 lines, so that the build runs it with a plain
+python3 and no package to install; its sections follow the pipeline (load the
+schemas, name and order the types, emit headers, JSON codecs, protobuf codecs,
+CRD types).
+
 Two modes:
 
   kube_codegen.py openapi --spec DIR --out DIR [--list]

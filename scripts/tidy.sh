@@ -16,7 +16,7 @@ cd "$root"
 # metadata client the sharding coordinator uses): build kube::api_meta, which
 # generates them, so clang-tidy finds them. The build that follows needs it too.
 cmake --build "$build" -j "$jobs" --target kube_api_meta
-mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'workqueue/src/*.cpp' \
+mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'informer/controller/src/*.cpp' 'workqueue/src/*.cpp' \
   'prometheus/src/*.cpp' |
   grep -v -e '_impl\.cpp$')
 log=$(mktemp)

@@ -2,6 +2,9 @@
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
 
+#include <boost/asio/multiple_exceptions.hpp>
+#include <boost/json/object.hpp>
+
 #include <array>
 #include <string>
 #include <utility>
@@ -139,6 +142,34 @@ api_errc api_errc_from_status(std::string_view reason, int http_code) noexcept {
 }
 
 bool is_resource_expired(const error_code& ec) noexcept { return ec == api_errc::gone || ec == api_errc::expired; }
+
+error_code error_of(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    return se.code();
+  } catch (const boost::asio::multiple_exceptions& me) {
+    return error_of(me.first_exception());
+  } catch (...) {
+    return make_error_code(boost::system::errc::state_not_recoverable);
+  }
+}
+
+std::string exception_message(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+void diagnostics::set_server_status(boost::json::object s) {
+  server_status_ = std::make_shared<const boost::json::object>(std::move(s));
+}
 
 std::string diagnostics::server_message() const {
   if (!server_status_) return {};

@@ -1,4 +1,4 @@
-// kube-exec: `kubectl exec [-i] POD -- COMMAND...` with kube::api<Pod>::async_exec.
+// kube-exec: `kubectl exec [-i] POD -- COMMAND...` with kube::async_exec (kube/streams/pod_streams.hpp).
 //
 //   kube-exec [-n NAMESPACE] [-c CONTAINER] [-i] [--kubeconfig FILE] POD -- COMMAND [ARG...]
 //
@@ -7,6 +7,7 @@
 // (then its stdin is closed). The exit status is the command's (an error
 // the server reports, such as a missing pod or container, is printed with
 // the server's message and gives 1).
+#include <kube/streams/pod_streams.hpp>
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
@@ -105,7 +106,7 @@ asio::awaitable<int> run(const options& o, kube::client c, std::string ns) {
   kube::remote_command_params params;
   params.container = o.container;
   params.with_stdin = o.with_stdin;
-  auto p = co_await pods.async_exec(o.pod, o.command, params);
+  auto p = co_await kube::async_exec(pods, o.pod, o.command, params);
   auto ex = co_await asio::this_coro::executor;
   if (o.with_stdin) asio::co_spawn(ex, copy_in(p), asio::detached);
   asio::co_spawn(ex, copy_out(p.err(), STDERR_FILENO), asio::detached);

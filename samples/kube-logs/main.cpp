@@ -1,4 +1,4 @@
-// kube-logs: `kubectl logs [-f] POD` with kube::api<Pod>::async_logs.
+// kube-logs: `kubectl logs [-f] POD` with kube::async_logs (kube/streams/pod_streams.hpp).
 //
 //   kube-logs [-n NAMESPACE] [-c CONTAINER] [-f] [-p] [--tail N] [--since-time RFC3339]
 //             [--since SECONDS] [--timestamps] [--limit-bytes N] [--kubeconfig FILE] POD
@@ -12,6 +12,7 @@
 // container ends or SIGINT/SIGTERM (exit status 0). An error the server
 // reports (no such pod or container, a bad --since-time) is printed with
 // the server's message and gives 1.
+#include <kube/streams/pod_streams.hpp>
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
@@ -111,7 +112,7 @@ options parse(int argc, char** argv) {
 
 asio::awaitable<void> run(const options& o, kube::client c, std::string ns) {
   kube::api<Pod> pods(c, ns);
-  auto log = co_await pods.async_logs(o.pod, o.log);  // the server's refusal throws here
+  auto log = co_await kube::async_logs(pods, o.pod, o.log);  // the server's refusal throws here
   auto ex = co_await asio::this_coro::executor;
 
   // SIGINT/SIGTERM end a -f: close() completes the pending read.

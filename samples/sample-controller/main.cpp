@@ -32,7 +32,7 @@
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>
-#include <kube/controller/finalizer.hpp>
+#include <kube/tools/finalizer.hpp>
 #include <kube/tools/event_recorder.hpp>
 #include <kube/exception.hpp>
 #include <kube/informer/informer_factory.hpp>
@@ -200,13 +200,13 @@ public:
     const std::function<asio::awaitable<void>(const Foo&)> cleanup = [this](const Foo& f) {
       return delete_deployment(f);
     };
-    const auto fin = co_await kc::handle_finalizer(foos_, req.object, finalizer_name, cleanup);
+    const auto fin = co_await kube::finalizers::handle(foos_, req.object, finalizer_name, cleanup);
     if (fin == kube::finalizers::action::finalized) {
       say("reconcile " + req.key + ": Foo deleted; cleaned up, finalizer removed");
       co_return kc::reconcile_result::done();
     }
     if (fin == kube::finalizers::action::added) say("reconcile " + req.key + ": finalizer added");
-    if (kc::is_being_deleted(foo)) co_return kc::reconcile_result::done();  // not ours to finish
+    if (kube::finalizers::is_being_deleted(foo)) co_return kc::reconcile_result::done();  // not ours to finish
 
     if (!foo.spec || foo.spec->deployment_name.empty()) {
       say("reconcile " + req.key + ": spec.deploymentName is empty, skipping");  // invalid spec: no retry

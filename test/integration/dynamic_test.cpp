@@ -3,7 +3,7 @@
 // pagination, delete_collection and watch, on kube::unstructured.
 #include "support/client_support.hpp"
 
-#include <kube/detail/write_observer.hpp>
+#include <kube/rest/write_observer.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -194,9 +194,9 @@ TEST_CASE("dynamic watch sees a create made through the same API", "[dynamic][wa
 }
 
 namespace {
-struct write_log final : kube::detail::write_observer {
+struct write_log final : kube::write_observer {
   std::vector<std::string> seen;  // "group/resource ns/name@rv"
-  void on_written(const kube::detail::written_object& w) noexcept override {
+  void on_written(const kube::written_object& w) noexcept override {
     seen.push_back(std::string(w.group) + "/" + std::string(w.resource) + " " + std::string(w.namespace_) + "/" +
                    std::string(w.name) + "@" + std::string(w.resource_version));
   }
@@ -210,7 +210,7 @@ TEST_CASE("dynamic writes are told to the client's write observers with the stor
   asio::io_context io;
   auto c = kube::detail::client_access::make(io.get_executor(), admin_cert_settings());
   auto log = std::make_shared<write_log>();
-  kube::detail::add_write_observer(c, log);
+  kube::add_write_observer(c, log);
   std::vector<std::string> want;
   std::exception_ptr failure;
   asio::co_spawn(

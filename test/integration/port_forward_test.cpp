@@ -5,6 +5,7 @@
 #include "support/client_support.hpp"
 #include "support/pods.hpp"
 
+#include <kube/streams/pod_streams.hpp>
 #include <kube/streams/port_forward.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -72,8 +73,8 @@ TEST_CASE("forwarded streams reach a port of the pod, each on its own connection
     kube::api<Pod> pods(c, ns);
     co_await running_pod(pods, "p1");
 
-    auto one = co_await pods.async_port_forward("p1", 8080);
-    auto two = co_await pods.async_port_forward("p1", 8080);
+    auto one = co_await kube::async_port_forward(pods, "p1", 8080);
+    auto two = co_await kube::async_port_forward(pods, "p1", 8080);
     std::string b1, b2;
     const auto g1 = co_await read_line(one, b1);
     const auto g2 = co_await read_line(two, b2);
@@ -109,11 +110,11 @@ TEST_CASE("port-forward errors name what was wrong", "[streams][port-forward]") 
     kube::diagnostics diag;
 
     auto [missing_ec, missing] =
-        co_await pods.async_port_forward("no-such-pod", 8080, kube::with_diagnostics(diag, tuple));
+        co_await kube::async_port_forward(pods, "no-such-pod", 8080, kube::with_diagnostics(diag, tuple));
     CHECK(missing_ec == kube::api_errc::not_found);
     CHECK_THAT(diag.server_message(), Catch::Contains("pods \"no-such-pod\" not found"));
 
-    auto [zero_ec, zero] = co_await pods.async_port_forward("p1", 0, kube::with_diagnostics(diag, tuple));
+    auto [zero_ec, zero] = co_await kube::async_port_forward(pods, "p1", 0, kube::with_diagnostics(diag, tuple));
     CHECK(zero_ec == kube::client_errc::invalid_config);
     CHECK_THAT(diag.client_message(), Catch::Contains("port above 0"));
 
@@ -124,14 +125,15 @@ TEST_CASE("port-forward errors name what was wrong", "[streams][port-forward]") 
     pending.spec->containers.emplace_back().name = "main";
     pending.spec->containers.back().image = "example.invalid/main:1";
     co_await pods.async_create(pending);
-    auto [pending_ec, none] = co_await pods.async_port_forward("pending", 8080, kube::with_diagnostics(diag, tuple));
+    auto [pending_ec, none] =
+        co_await kube::async_port_forward(pods, "pending", 8080, kube::with_diagnostics(diag, tuple));
     CHECK(pending_ec == kube::api_errc::bad_request);
     CHECK_THAT(diag.server_message(), Catch::Contains("pending"));
 
     // The kubelet cannot connect to the port: the stream opens, its first
     // read gives the kubelet's error.
     co_await running_pod(pods, "p1");
-    auto refused = co_await pods.async_port_forward("p1", refused_port());
+    auto refused = co_await kube::async_port_forward(pods, "p1", refused_port());
     std::array<char, 256> buf{};
     auto [read_ec, read_n] = co_await refused.async_read_some(asio::buffer(buf), kube::with_diagnostics(diag, tuple));
     CHECK(read_n == 0);
@@ -278,11 +280,11 @@ TEST_CASE("exec and port-forward refused by RBAC carry the server's Status", "[s
         kube::diagnostics diag;
         const std::vector<std::string> cmd{"true"};
         const kube::remote_command_params params;
-        auto [ec, p] = co_await pods.async_exec("p1", cmd, params, kube::with_diagnostics(diag, tuple));
+        auto [ec, p] = co_await kube::async_exec(pods, "p1", cmd, params, kube::with_diagnostics(diag, tuple));
         (void)p;
         CHECK(ec == kube::api_errc::forbidden);
         CHECK_THAT(diag.server_message(), Catch::Contains("pods/exec"));
-        auto [fec, f] = co_await pods.async_port_forward("p1", 8080, kube::with_diagnostics(diag, tuple));
+        auto [fec, f] = co_await kube::async_port_forward(pods, "p1", 8080, kube::with_diagnostics(diag, tuple));
         (void)f;
         CHECK(fec == kube::api_errc::forbidden);
         CHECK_THAT(diag.server_message(), Catch::Contains("pods/portforward"));

@@ -5,6 +5,7 @@
 #include "support/client_support.hpp"
 #include "support/pods.hpp"
 
+#include <kube/streams/pod_streams.hpp>
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/typed/api.hpp>
 
@@ -34,7 +35,7 @@ constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
 // The whole log of `pod` with `p`, read as bytes (async_read_some under
 // asio::async_read) until its end.
 asio::awaitable<std::string> read_log(kube::api<Pod>& pods, const std::string& pod, const kube::log_params& p) {
-  auto log = co_await pods.async_logs(pod, p);
+  auto log = co_await kube::async_logs(pods, pod, p);
   std::string out;
   const auto ec = co_await read_to_end(log, out);
   CHECK(ec == asio::error::eof);
@@ -88,7 +89,7 @@ TEST_CASE("logs read as bytes, with tail, timestamps and since_time, are kubectl
     // Both limits: refused here, as kubectl and the server refuse them.
     p.since_seconds = 60;
     kube::diagnostics diag;
-    auto [ec, refused] = co_await pods.async_logs("p1", p, kube::with_diagnostics(diag, tuple));
+    auto [ec, refused] = co_await kube::async_logs(pods, "p1", p, kube::with_diagnostics(diag, tuple));
     CHECK(ec == kube::client_errc::invalid_config);
     CHECK_FALSE(refused.is_open());
     CHECK_THAT(diag.client_message(), Catch::Contains("since_seconds and since_time"));
@@ -96,7 +97,7 @@ TEST_CASE("logs read as bytes, with tail, timestamps and since_time, are kubectl
     // follow: the lines there are, then the stream stays open until closed.
     p = {};
     p.follow = true;
-    auto log = co_await pods.async_logs("p1", p);
+    auto log = co_await kube::async_logs(pods, "p1", p);
     std::string got;
     for (int i = 0; i < 3; ++i) {
       const auto line = co_await log.async_read_line();  // (g++ 12: bound first)
@@ -134,7 +135,7 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
       // (g++ 12: a braced list of strings inside a co_await expression does
       // not compile in a coroutine; hence the named commands)
       const std::vector<std::string> cmd{"sh", "-c", "echo out; echo err >&2; exit 0"};
-      auto p = co_await pods.async_exec("p1", cmd);
+      auto p = co_await kube::async_exec(pods, "p1", cmd);
       CHECK(p.protocol() == "v5.channel.k8s.io");
       {
         const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)
@@ -152,7 +153,7 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
     // names it, not as NonZeroExitCode with the code (docs/guides/streams.md).
     {
       const std::vector<std::string> cmd{"sh", "-c", "echo out; echo err >&2; exit 3"};
-      auto p = co_await pods.async_exec("p1", cmd);
+      auto p = co_await kube::async_exec(pods, "p1", cmd);
       {
         const auto got_out = co_await read_all(p.out());  // (g++ 12: not inside CHECK)
         CHECK(got_out == "out\n");
@@ -174,7 +175,7 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
       kube::remote_command_params sp;
       sp.with_stdin = true;
       const std::vector<std::string> cmd{"head", "-c", "12"};
-      auto p = co_await pods.async_exec("p1", cmd, sp);
+      auto p = co_await kube::async_exec(pods, "p1", cmd, sp);
       // One write_some takes it all (up to 32 KiB); with kube::use_awaitable
       // a failure says what the error channel said.
       const auto wrote = co_await p.in().async_write_some(asio::buffer(std::string_view("hello world\n")));
@@ -191,13 +192,13 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
     {
       kube::diagnostics diag;
       const std::vector<std::string> cmd{"true"};
-      auto [ec, p] = co_await pods.async_exec("no-such-pod", cmd, kube::with_diagnostics(diag, tuple));
+      auto [ec, p] = co_await kube::async_exec(pods, "no-such-pod", cmd, kube::with_diagnostics(diag, tuple));
       (void)p;
       CHECK(ec == kube::api_errc::not_found);
       CHECK_THAT(diag.server_message(), Catch::Contains("no-such-pod"));
       kube::remote_command_params sp;
       sp.container = "nope";
-      std::tie(ec, p) = co_await pods.async_exec("p1", cmd, sp, kube::with_diagnostics(diag, tuple));
+      std::tie(ec, p) = co_await kube::async_exec(pods, "p1", cmd, sp, kube::with_diagnostics(diag, tuple));
       CHECK(ec == kube::api_errc::bad_request);
       CHECK_THAT(diag.server_message(), Catch::Contains("nope"));
     }
@@ -205,7 +206,7 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
     // Logs: the same lines kubectl gets.
     {
       const auto want = sh_out(kubectl() + "-n " + ns + " logs p1");
-      auto log = co_await pods.async_logs("p1");
+      auto log = co_await kube::async_logs(pods, "p1");
       std::string got;
       for (;;) {
         auto [ec, line] = co_await log.async_read_line(tuple);
@@ -220,7 +221,7 @@ TEST_CASE("exec, attach and logs through the apiserver to the fake kubelet", "[s
     // from whenever it opens it: a line is appended every 300 ms until one
     // arrives, so a slow start under load loses none of the test's time).
     {
-      auto p = co_await pods.async_attach("p1");
+      auto p = co_await kube::async_attach(pods, "p1");
       auto ex = co_await asio::this_coro::executor;
       auto arrived = std::make_shared<bool>(false);
       asio::co_spawn(

@@ -52,6 +52,19 @@ TEST_CASE("kube::error carries the server Status and both messages", "[error]") 
   CHECK(what.find("configmaps \"x\" not found") != std::string::npos);
 }
 
+TEST_CASE("diagnostics: no Status until one is set, copies keep it, clear drops it", "[error]") {
+  kube::diagnostics d;
+  CHECK(d.server_status() == nullptr);
+  CHECK(d.server_message().empty());
+  d.set_server_status(boost::json::object{{"kind", "Status"}, {"message", "quota exceeded"}});
+  const kube::diagnostics copy = d;
+  d.clear();
+  CHECK(d.server_status() == nullptr);
+  REQUIRE(copy.server_status() != nullptr);
+  CHECK(copy.server_status()->at("message") == "quota exceeded");
+  CHECK(copy.server_message() == "quota exceeded");
+}
+
 TEST_CASE("resourceVersions compare as numbers of any length, anything else does not compare", "[resource_version]") {
   using kube::compare_resource_versions;
   using kube::is_ordered_resource_version;

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <boost/json/object.hpp>
+#include <boost/json/fwd.hpp>
 
-#include <optional>
+#include <memory>
 #include <string>
 
 namespace kube {
@@ -21,14 +21,15 @@ public:
   /// The client's explanation (names the file, field or object at fault).
   [[nodiscard]] const std::string& client_message() const noexcept { return client_message_; }
 
-  /// The server's metav1.Status, if the failure was an API answer.
-  [[nodiscard]] const std::optional<boost::json::object>& server_status() const noexcept { return server_status_; }
+  /// The server's metav1.Status, if the failure was an API answer; else
+  /// null. Include <boost/json/object.hpp> to read it.
+  [[nodiscard]] const boost::json::object* server_status() const noexcept { return server_status_.get(); }
 
   /// Status.message, or empty.
   [[nodiscard]] std::string server_message() const;
 
   void set_client_message(std::string m) { client_message_ = std::move(m); }
-  void set_server_status(boost::json::object s) { server_status_ = std::move(s); }
+  void set_server_status(boost::json::object s);
   void clear() noexcept {
     client_message_.clear();
     server_status_.reset();
@@ -36,7 +37,10 @@ public:
 
 private:
   std::string client_message_;
-  std::optional<boost::json::object> server_status_;
+  // Shared: a diagnostics is copied along a failure's path, the Status in
+  // it never changes. A pointer also keeps Boost.JSON's object out of this
+  // header, which every operation's header includes.
+  std::shared_ptr<const boost::json::object> server_status_;
 };
 
 }  // namespace kube

@@ -5,6 +5,7 @@
 
 #include <boost/system/system_error.hpp>
 
+#include <exception>
 #include <string>
 
 namespace kube {
@@ -27,5 +28,16 @@ private:
   diagnostics diag_;
   std::string what_;
 };
+
+/// The error code a caught exception stands for, as kube::async_spawn
+/// completes with it: a system_error's code (kube::error is one;
+/// operation_aborted after a cancellation), the first exception's of the
+/// multiple_exceptions Asio's awaitable operators throw, else
+/// errc::state_not_recoverable. Empty for a null pointer.
+[[nodiscard]] error_code error_of(const std::exception_ptr& e);
+
+/// One line for a log: what() of a std::exception (kube::error's sentence),
+/// else "unknown exception". Empty for a null pointer.
+[[nodiscard]] std::string exception_message(const std::exception_ptr& e);
 
 }  // namespace kube

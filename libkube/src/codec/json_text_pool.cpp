@@ -21,7 +21,7 @@ struct text_key_hash {
 // The library's byte hash (kube/base/hash_bytes.hpp): std::hash, one
 // 8-byte step after another, took 3% of an informer's instructions per
 // update event (two managedFields texts of 1-2 KB each).
-text_key key_of(std::string_view text) noexcept { return {text, hash_bytes(text.data(), text.size())}; }
+text_key key_of(std::string_view text) noexcept { return {text, kube::base::hash_bytes(text.data(), text.size())}; }
 
 struct entry {
   const std::string* text;  // identifies the holder that may erase this entry

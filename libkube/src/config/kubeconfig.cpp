@@ -2,6 +2,7 @@
 // (tools/clientcmd/loader.go), and writing the merged document back in the
 // JSON shape `kubectl config view --raw -o json` prints.
 
+#include "codec/base64.hpp"
 #include <kube/detail/config_files.hpp>
 #include <kube/exception.hpp>
 #include <kube/config/kubeconfig.hpp>

@@ -1,4 +1,7 @@
 // Decoding one kubeconfig document (YAML) into kube::kubeconfig.
+// Size: about 730 lines, one decoder per clientcmd v1 type (cluster, user,
+// context, exec, auth provider, extensions), all on the same scalar rules
+// and message helpers below; they read as one table of fields.
 //
 // kubectl reads a kubeconfig by converting YAML to JSON (sigs.k8s.io/yaml,
 // YAML 1.1 scalar rules: `yes`/`no`/`on`/`off`/`y`/`n` are booleans, 017 is
@@ -7,6 +10,7 @@
 // "true" is an error in a boolean field. We apply the same scalar rules
 // directly on the YAML nodes, which keeps line/column for messages.
 
+#include "codec/base64.hpp"
 #include <kube/detail/config_files.hpp>
 #include <kube/config/kubeconfig.hpp>
 

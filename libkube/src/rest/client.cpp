@@ -1,13 +1,17 @@
-#include "config/transport_params.hpp"
+#include "rest/transport_params.hpp"
 #include "transport/client_impl.hpp"
 
-#include <kube/detail/write_observer.hpp>
+#include <kube/rest/write_observer.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/rest/separate_client.hpp>
 
 #include <algorithm>
 
 namespace kube {
+
+void add_write_observer(const client& c, std::weak_ptr<write_observer> o) {
+  detail::client_access::impl(c)->add_write_observer(std::move(o));
+}
 
 namespace detail {
 void client_impl::add_write_observer(std::weak_ptr<write_observer> o) {
@@ -28,10 +32,6 @@ void client_impl::note_written(const written_object& w) {
   }
   // Told outside the lock: an observer may add another.
   for (const auto& o : live) o->on_written(w);
-}
-
-void add_write_observer(const client& c, std::weak_ptr<write_observer> o) {
-  client_access::impl(c)->add_write_observer(std::move(o));
 }
 
 void start_request(const std::shared_ptr<client_impl>& impl, request req, completion<response> handler) {

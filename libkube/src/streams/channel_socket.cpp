@@ -6,6 +6,8 @@
 // slowest file of the library to compile.
 #include "streams/channel_socket.hpp"
 
+#include <kube/async.hpp>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/detached.hpp>

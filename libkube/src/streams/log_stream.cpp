@@ -5,7 +5,7 @@
 #include "tools/complete_now.hpp"
 #include "transport/client_impl.hpp"
 
-#include <kube/typed/api.hpp>
+#include <kube/streams/pod_streams.hpp>
 #include <kube/streams/log_stream.hpp>
 
 #include <boost/asio/dispatch.hpp>
@@ -113,9 +113,8 @@ struct log_state {
   }
 };
 
-void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h) {
-  const auto& impl = detail::client_access::impl(t->c);
-  const std::string ns = t->namespace_name;
+void start_pod_logs(client c, std::string ns, std::string name, log_params p, completion<log_stream> h) {
+  const auto& impl = detail::client_access::impl(c);
   std::string what = "logs of pods";
   if (!ns.empty()) what += " in namespace " + ns;
   what += " \"" + name + "\"";
@@ -129,8 +128,8 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   if (!refusal.empty()) {
     spawn_operation(
         impl->strand,
-        [refusal]() -> asio::awaitable<result<typed_done>> {
-          result<typed_done> r;
+        [refusal]() -> asio::awaitable<result<log_stream>> {
+          result<log_stream> r;
           r.ec = client_errc::invalid_config;
           r.diag.set_client_message(refusal);
           co_return r;
@@ -139,7 +138,7 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
     return;
   }
   request req;
-  req.group(t->group).version(t->version).resource(t->plural).namespace_(ns).name(name).subresource("log");
+  req.version("v1").resource("pods").namespace_(ns).name(name).subresource("log");
   req.accept("*/*");
   if (!p.container.empty()) req.param("container", p.container);
   if (p.follow) req.param("follow", "true");
@@ -152,15 +151,16 @@ void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log
   const std::size_t max_line = p.max_line ? p.max_line : 1;
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out), max_line]() mutable -> asio::awaitable<result<typed_done>> {
+      [impl, req = std::move(req), max_line]() mutable -> asio::awaitable<result<log_stream>> {
         auto r = co_await impl->open_stream(std::move(req), {.throttled = true});  // throttled like client-go
+        result<log_stream> out{r.ec, std::move(r.diag), {}};
         if (!r.ec) {
           auto st = std::make_shared<log_state>();
           st->io = std::move(r.value);
           st->max_line = max_line;
-          *out = log_stream(std::move(st));
+          out.value = log_stream(std::move(st));
         }
-        co_return result<typed_done>{r.ec, std::move(r.diag), {}};
+        co_return out;
       },
       std::move(h), finish_result{});
 }

@@ -6,9 +6,10 @@
 #include "streams/channel_socket.hpp"
 #include "tools/complete_now.hpp"
 
+#include <kube/async.hpp>
 #include <kube/base/listen.hpp>
 #include <kube/streams/port_forward.hpp>
-#include <kube/typed/api.hpp>
+#include <kube/streams/pod_streams.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -54,23 +55,23 @@ asio::awaitable<std::shared_ptr<remote_state>> open_port(std::shared_ptr<client_
 
 }  // namespace
 
-void typed_port_forward(typed_ptr t, std::string name, std::uint16_t port, std::shared_ptr<forwarded_stream> out,
-                        typed_completion h) {
-  const auto& impl = client_access::impl(t->c);
-  auto req = port_forward_request(t->namespace_name, name, port);
-  auto problem = missing(t->namespace_name, name, port);
+void start_pod_port_forward(client c, std::string ns, std::string name, std::uint16_t port,
+                            completion<forwarded_stream> h) {
+  const auto& impl = client_access::impl(c);
+  auto req = port_forward_request(ns, name, port);
+  auto problem = missing(ns, name, port);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out),
-       problem = std::move(problem)]() mutable -> asio::awaitable<result<typed_done>> {
-        result<typed_done> r;
+      [impl, req = std::move(req),
+       problem = std::move(problem)]() mutable -> asio::awaitable<result<forwarded_stream>> {
+        result<forwarded_stream> r;
         if (!problem.empty()) {
           r.ec = client_errc::invalid_config;
           r.diag.set_client_message(req.describe() + problem);
           co_return r;
         }
         auto st = co_await open_port(impl, req, r.ec, r.diag);
-        if (st) *out = forwarded_stream(program_handle(st));
+        if (st) r.value = forwarded_stream(program_handle(st));
         co_return r;
       },
       std::move(h), finish_result{});

@@ -7,8 +7,9 @@
 #include "streams/channel_socket.hpp"
 #include "tools/complete_now.hpp"
 
+#include <kube/async.hpp>
 #include <kube/streams/remote_command.hpp>
-#include <kube/typed/api.hpp>
+#include <kube/streams/pod_streams.hpp>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -113,15 +114,14 @@ void run_void(const std::shared_ptr<remote_state>& s, remote_done h,
 
 }  // namespace
 
-void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string> command, remote_command_params p,
-                          std::shared_ptr<remote_process> out, typed_completion h) {
-  const auto& impl = client_access::impl(t->c);
-  const std::string ns = t->namespace_name;
+void start_pod_command(client c, std::string ns, std::string name, std::vector<std::string> command,
+                       remote_command_params p, completion<remote_process> h) {
+  const auto& impl = client_access::impl(c);
   const bool exec = !command.empty();
   request req;  // a GET with the upgrade headers (the WebSocket handshake)
-  req.group(t->group).version(t->version).resource(t->plural).namespace_(ns).name(name);
+  req.version("v1").resource("pods").namespace_(ns).name(name);
   req.subresource(exec ? "exec" : "attach");
-  for (auto& c : command) req.param("command", std::move(c));
+  for (auto& arg : command) req.param("command", std::move(arg));
   if (!p.container.empty()) req.param("container", p.container);
   req.param("stdin", p.with_stdin ? "true" : "false");
   req.param("stdout", p.with_stdout ? "true" : "false");
@@ -131,9 +131,9 @@ void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string
   const bool no_stream = !p.with_stdin && !p.with_stdout && !(p.with_stderr && !p.tty);
   spawn_operation(
       impl->strand,
-      [impl, req = std::move(req), out = std::move(out), bad, no_stream,
-       with_stdin = p.with_stdin]() mutable -> asio::awaitable<result<typed_done>> {
-        result<typed_done> r;
+      [impl, req = std::move(req), bad, no_stream,
+       with_stdin = p.with_stdin]() mutable -> asio::awaitable<result<remote_process>> {
+        result<remote_process> r;
         if (bad || no_stream) {
           r.ec = client_errc::invalid_config;
           r.diag.set_client_message(req.describe() + (bad ? ": needs a pod name and an api bound to a namespace"
@@ -146,7 +146,7 @@ void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string
             co_await open_channel_socket(impl, req, channel_layout::remote_command, std::move(protocols), r.ec, r.diag);
         if (!st) co_return r;
         st->with_stdin = with_stdin;
-        *out = remote_process(program_handle(st));
+        r.value = remote_process(program_handle(st));
         co_return r;
       },
       std::move(h), finish_result{});

@@ -177,16 +177,6 @@ unstructured with_record(unstructured base, const leader_election_record& r) {
   return base;
 }
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 }  // namespace
 
 class leader_elector_impl : public std::enable_shared_from_this<leader_elector_impl> {
@@ -269,7 +259,7 @@ public:
         log(log_level::info, "new leader " + holder);
         if (cfg_.on_new_leader) {
           asio::co_spawn(ex_, cfg_.on_new_leader(holder), [self = shared_from_this()](std::exception_ptr e) {
-            if (e) self->log(log_level::error, "on_new_leader failed: " + describe(e));
+            if (e) self->log(log_level::error, "on_new_leader failed: " + exception_message(e));
           });
         }
       }
@@ -421,7 +411,7 @@ public:
       co_await asio::this_coro::reset_cancellation_state();
       if ((cancelled || failure) && cfg_.release_on_cancel) co_await release();
       leader_ = false;
-      if (failure) log(log_level::error, "on_started_leading failed: " + describe(failure));
+      if (failure) log(log_level::error, "on_started_leading failed: " + exception_message(failure));
       if (cfg_.on_stopped_leading) {
         std::exception_ptr e;
         try {
@@ -429,7 +419,7 @@ public:
         } catch (...) {
           e = std::current_exception();
         }
-        if (e) log(log_level::error, "on_stopped_leading failed: " + describe(e));
+        if (e) log(log_level::error, "on_stopped_leading failed: " + exception_message(e));
       }
       if (cancelled) throw boost::system::system_error(asio::error::operation_aborted);
       if (failure) std::rethrow_exception(failure);

@@ -14,7 +14,7 @@
 #include <kube/base/strand.hpp>
 #include <kube/detail/transport_params.hpp>
 #include <kube/detail/watch_decoder.hpp>
-#include <kube/detail/write_observer.hpp>
+#include <kube/rest/write_observer.hpp>
 #include <kube/watch/watch_stream.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
@@ -172,7 +172,7 @@ public:
 
   std::atomic<std::size_t> connections_opened{0};
 
-  /// Tells the write observers (detail/write_observer.hpp) of a successful
+  /// Tells the write observers (kube/rest/write_observer.hpp) of a successful
   /// write; drops the ones that are gone. Thread-safe.
   void note_written(const written_object& w);
   void add_write_observer(std::weak_ptr<write_observer> o);

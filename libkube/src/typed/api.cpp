@@ -2,6 +2,9 @@
 // (into a per-response arena) and decoded straight into the caller's object
 // through T's codec function; the request machinery is kube::client's, the
 // query parameters the dynamic client's (rest_params.hpp).
+// Size: about 650 lines, one starter per verb over the same helpers (request,
+// decode slot, completion); the list decoders and shared lists are in
+// list_decoder.cpp and shared_list.cpp.
 #include "codec/parse_json.hpp"
 #include "codec/protobuf_meta.hpp"
 #include "transport/client_impl.hpp"
@@ -233,7 +236,7 @@ auto into(decode_slot slot) {
 }
 
 // into() for a write: a decoded answer is also told to the client's write
-// observers (detail/write_observer.hpp).
+// observers (kube/rest/write_observer.hpp).
 // A dry run stores nothing: nobody is told.
 auto into_written(decode_slot slot, const typed_ptr& t, bool dry_run) {
   return [slot = std::move(slot), t, dry_run](const response& r, const std::string& what, diagnostics& diag) {

@@ -1,10 +1,13 @@
 // kube::finalizers against the real apiserver: add ours next to another
 // controller's, run cleanup when kubectl deletes the object, remove only
-// ours; a concurrent change forces a reread instead of an overwrite.
+// ours; a concurrent change forces a reread instead of an overwrite. The
+// same through the typed client (kube::api<ConfigMap>).
 #include "support.hpp"
 
+#include <kube/api/core/v1/config_map.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/tools/finalizer.hpp>
+#include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/json.hpp>
@@ -121,5 +124,57 @@ TEST_CASE("finalizer: a stale copy rereads on conflict and keeps a finalizer add
     CHECK(bec == kube::client_errc::invalid_config);
     REQUIRE(sh(kubectl() + "patch configmap -n " + ns +
                " raced --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
+  });
+}
+
+TEST_CASE("finalizer (typed): ensure from a stale copy keeps theirs, handle cleans up and removes only ours",
+          "[finalizer][integration][typed]") {
+  const auto ns = unique_name("fin-typed");
+  create_namespace(ns);
+  run_test([&](kube::client c) -> asio::awaitable<void> {
+    using k8s::core::v1::ConfigMap;
+    kube::api<ConfigMap> cms(c, ns);
+    ConfigMap cm;
+    cm.metadata.name = "typed";
+    auto stale = std::make_shared<const ConfigMap>(co_await cms.async_create(cm));
+    CHECK_FALSE(kube::finalizers::contains(*stale, ours));
+    // Another controller adds its finalizer after we read the object.
+    REQUIRE(sh(kubectl() + "patch configmap -n " + ns + " typed --type=merge -p '{\"metadata\":{\"finalizers\":[\"" +
+               theirs + "\"]}}'") == 0);
+
+    int cleanups = 0;
+    const std::function<asio::awaitable<void>(const ConfigMap&)> cleanup =
+        [&](const ConfigMap& o) -> asio::awaitable<void> {
+      CHECK(kube::finalizers::is_being_deleted(o));
+      ++cleanups;
+      co_return;
+    };
+    // Alive, from the stale copy: the guarded patch is refused, reread, ours added next to theirs.
+    auto a1 = co_await kube::finalizers::handle(cms, stale, ours, cleanup);
+    CHECK(a1 == kube::finalizers::action::added);
+    CHECK(finalizers_of(ns, "typed") == R"(["other.example.com/keep","example.com/cleanup"])");
+    auto now = std::make_shared<const ConfigMap>(co_await cms.async_get("typed"));
+    CHECK(kube::finalizers::contains(*now, ours));
+    const bool wrote = co_await kube::finalizers::ensure(cms, *now, ours);
+    CHECK_FALSE(wrote);  // present: no write
+    auto a2 = co_await kube::finalizers::handle(cms, now, ours, cleanup);
+    CHECK(a2 == kube::finalizers::action::none);
+    const std::shared_ptr<const ConfigMap> gone;
+    auto a3 = co_await kube::finalizers::handle(cms, gone, ours, cleanup);
+    CHECK(a3 == kube::finalizers::action::none);
+
+    // kubectl deletes it: cleanup runs once, ours goes, theirs stays.
+    REQUIRE(sh(kubectl() + "delete configmap -n " + ns + " typed --wait=false") == 0);
+    auto deleting = std::make_shared<const ConfigMap>(co_await cms.async_get("typed"));
+    REQUIRE(kube::finalizers::is_being_deleted(*deleting));
+    auto a4 = co_await kube::finalizers::handle(cms, deleting, ours, cleanup);
+    CHECK(a4 == kube::finalizers::action::finalized);
+    CHECK(cleanups == 1);
+    CHECK(finalizers_of(ns, "typed") == R"(["other.example.com/keep"])");
+    const bool removed = co_await kube::finalizers::remove(cms, *deleting, ours);
+    CHECK_FALSE(removed);  // the guarded patch is refused, the reread has no ours
+
+    REQUIRE(sh(kubectl() + "patch configmap -n " + ns +
+               " typed --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]'") == 0);
   });
 }

@@ -3,6 +3,8 @@
 // the guide quotes them verbatim.
 #include "support/client_support.hpp"
 
+#include <kube/streams/pod_streams.hpp>
+#include <kube/tools/retry.hpp>
 #include <kube/typed/api.hpp>
 #include <kube/api/core/v1/config_map.hpp>
 #include <kube/api/core/v1/pod.hpp>
@@ -124,7 +126,7 @@ asio::awaitable<void> pod_logs(kube::client c, std::string ns, std::ostream& out
   lp.container = "app";
   lp.follow = true;
   lp.tail_lines = 100;
-  auto [ec, logs] = co_await pods.async_logs("web-0", lp, asio::as_tuple(asio::use_awaitable));
+  auto [ec, logs] = co_await kube::async_logs(pods, "web-0", lp, asio::as_tuple(asio::use_awaitable));
   if (ec) {
     out << "no logs: " << ec.message() << "\n";  // e.g. bad_request: the pod has no node yet
     co_return;

@@ -8,6 +8,8 @@
 #include "support/client_support.hpp"
 #include "test_types.hpp"
 
+#include <kube/streams/pod_streams.hpp>
+#include <kube/tools/retry.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -408,7 +410,7 @@ TEST_CASE("pods: eviction deletes a pending pod - the log reader reports the ser
     kube::log_params lp;
     lp.follow = true;
     lp.container = "app";
-    auto stream = co_await pods.async_logs("p", lp);
+    auto stream = co_await kube::async_logs(pods, "p", lp);
     auto [rec, line] = co_await stream.async_read_line(tuple);
     CHECK(rec == asio::error::eof);
     CHECK(line.empty());
@@ -420,7 +422,7 @@ TEST_CASE("pods: eviction deletes a pending pod - the log reader reports the ser
     kube::log_params wrong;
     wrong.container = "nope";
     try {
-      co_await pods.async_logs("p", wrong);
+      co_await kube::async_logs(pods, "p", wrong);
       FAIL("no exception");
     } catch (const kube::error& e) {
       INFO(e.what());
@@ -429,9 +431,9 @@ TEST_CASE("pods: eviction deletes a pending pod - the log reader reports the ser
     }
     kube::log_params negative;
     negative.tail_lines = -1;
-    auto [ec1, s1] = co_await pods.async_logs("p", negative, tuple);
+    auto [ec1, s1] = co_await kube::async_logs(pods, "p", negative, tuple);
     CHECK(ec1 == kube::api_errc::invalid);
-    auto [ec2, s2] = co_await pods.async_logs("nosuchpod", tuple);
+    auto [ec2, s2] = co_await kube::async_logs(pods, "nosuchpod", tuple);
     CHECK(ec2 == kube::api_errc::not_found);
 
     auto st = co_await pods.async_evict("p");

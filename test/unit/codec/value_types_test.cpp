@@ -7,6 +7,9 @@
 
 #include <boost/json.hpp>
 
+#include <optional>
+#include <string>
+
 using namespace std::chrono;
 
 TEST_CASE("quantity: the grammar and client-go's rounding", "[codegen]") {
@@ -164,4 +167,57 @@ TEST_CASE("unknown_fields: copies, moves and assignments each keep their own mem
   CHECK(d.erase("x"));
   CHECK_FALSE(d.erase("x"));
   CHECK(d.empty());
+}
+
+namespace {
+// A recursive type: heap_optional<node> is declared while node is incomplete.
+struct node {
+  int value = 0;
+  kube::heap_optional<node> next;
+};
+}  // namespace
+
+TEST_CASE("heap_optional: value semantics, deep copies, empty after move, recursive types", "[codegen]") {
+  kube::heap_optional<std::string> a;
+  CHECK_FALSE(a.has_value());
+  CHECK(a == std::nullopt);
+  CHECK_THROWS_AS(a.value(), std::bad_optional_access);
+  a = std::string("x");
+  REQUIRE(a);
+  CHECK(*a == "x");
+  a = std::string("y");  // assigned into the held value
+  CHECK(*a == "y");
+
+  kube::heap_optional<std::string> b = a;  // a deep copy
+  *b = "z";
+  CHECK(*a == "y");
+  CHECK(*b == "z");
+  b = a;
+  CHECK(*b == "y");
+  const auto& same = b;
+  b = same;  // self-assignment keeps the value
+  CHECK(*b == "y");
+
+  kube::heap_optional<std::string> c = std::move(b);
+  CHECK(*c == "y");
+  CHECK_FALSE(b.has_value());  // NOLINT(bugprone-use-after-move): a moved-from box is empty
+  auto& alias = c;
+  c = std::move(alias);  // self-move keeps the value
+  CHECK(c.has_value());
+  c = kube::heap_optional<std::string>();
+  CHECK_FALSE(c.has_value());
+
+  CHECK(a.emplace(3, 'w') == "www");
+  CHECK(a->size() == 3);
+  a.reset();
+  CHECK_FALSE(a);
+  a = std::nullopt;
+  CHECK_FALSE(a);
+
+  node list{1, node{2, node{3, {}}}};
+  node copy = list;
+  copy.next->next->value = 30;
+  CHECK(list.next->next->value == 3);
+  CHECK(copy.next->value == 2);
+  CHECK_FALSE(copy.next->next->next);
 }

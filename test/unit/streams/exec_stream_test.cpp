@@ -6,6 +6,7 @@
 // ever.
 #include "support/raw_http_server.hpp"
 
+#include <kube/streams/pod_streams.hpp>
 #include <kube/api/core/v1/pod.hpp>
 #include <kube/streams/port_forward.hpp>
 #include <kube/typed/api.hpp>
@@ -77,7 +78,7 @@ asio::awaitable<kube::remote_process> exec_cat(kube::client c) {
   kube::remote_command_params p;
   p.with_stdin = true;
   std::vector<std::string> cmd{"cat"};  // g++ 12: no braced list inside a co_await
-  co_return co_await pods.async_exec("p1", cmd, p);
+  co_return co_await kube::async_exec(pods, "p1", cmd, p);
 }
 
 template <class F>

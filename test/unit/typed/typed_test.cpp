@@ -3,10 +3,14 @@
 // bodies, client-side refusals, and the verbs against a scripted local HTTP
 // server (decode errors naming the field and object, list_all paging,
 // delete answering an object or a Status, log lines split at any chunk).
+// Size: about 1,000 lines of test cases sharing one scripted server and its
+// fixtures; a case is found by its [tag].
 #include "support/raw_http_server.hpp"
 #include "test_types.hpp"
 
-#include <kube/detail/write_observer.hpp>
+#include <kube/streams/pod_streams.hpp>
+#include <kube/rest/write_observer.hpp>
+#include <kube/tools/retry.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -415,7 +419,7 @@ TEST_CASE("operations that cannot be addressed fail before any request", "[typed
   demo.async_replace(nameless, record);
   all.async_delete("x", record);
   kube::api<Pod> pods(o.c);
-  pods.async_logs("p", record);
+  kube::async_logs(pods, "p", record);
   o.io.run_for(std::chrono::seconds(10));
   REQUIRE(codes.size() == 6);
   for (auto ec : codes) CHECK(ec == kube::client_errc::invalid_config);
@@ -702,7 +706,7 @@ void with_log(const std::vector<std::string>& pieces, std::size_t split, kube::l
   with_server([&](const auto&) { return writes; },
               [&](kube::client c) -> asio::awaitable<void> {
                 kube::api<Pod> pods(c, "demo");
-                auto s = co_await pods.async_logs("p", p);
+                auto s = co_await kube::async_logs(pods, "p", p);
                 co_await body(s);
               },
               &targets);
@@ -777,7 +781,8 @@ TEST_CASE("since_seconds with since_time is refused before any request", "[typed
   p.since_time = "2024-05-01T10:00:00Z";
   kube::error_code got;
   kube::diagnostics diag;
-  pods.async_logs("p", p, kube::with_diagnostics(diag, [&](kube::error_code ec, kube::log_stream) { got = ec; }));
+  kube::async_logs(pods, "p", p,
+                   kube::with_diagnostics(diag, [&](kube::error_code ec, kube::log_stream) { got = ec; }));
   o.io.run_for(std::chrono::seconds(10));
   CHECK(got == kube::client_errc::invalid_config);
   CHECK_THAT(diag.client_message(), Catch::Contains("at most one of since_seconds and since_time"));
@@ -876,7 +881,7 @@ TEST_CASE("a refused log request reports the server's Status", "[typed][logs]") 
       },
       [](kube::client c) -> asio::awaitable<void> {
         kube::api<Pod> pods(c, "demo");
-        auto [ec, s] = co_await pods.async_logs("p", asio::as_tuple(asio::use_awaitable));
+        auto [ec, s] = co_await kube::async_logs(pods, "p", asio::as_tuple(asio::use_awaitable));
         CHECK(ec == kube::api_errc::bad_request);
         CHECK_FALSE(s.is_open());
       });
@@ -948,9 +953,9 @@ TEST_CASE("with_diagnostics keeps the server's Status with callbacks, as_tuple, 
 
 namespace {
 // What a controller's write memory hears: "group/resource ns/name@rv".
-struct recording_observer final : kube::detail::write_observer {
+struct recording_observer final : kube::write_observer {
   std::vector<std::string> seen;
-  void on_written(const kube::detail::written_object& w) noexcept override {
+  void on_written(const kube::written_object& w) noexcept override {
     seen.push_back(std::string(w.group) + "/" + std::string(w.resource) + " " + std::string(w.namespace_) + "/" +
                    std::string(w.name) + "@" + std::string(w.resource_version));
   }
@@ -978,8 +983,8 @@ TEST_CASE("write observers hear each stored write with its resourceVersion, noth
         return std::vector<std::string>{cm("40")};  // get
       },
       [&](kube::client c) -> asio::awaitable<void> {
-        kube::detail::add_write_observer(c, obs);
-        kube::detail::add_write_observer(c, gone);
+        kube::add_write_observer(c, obs);
+        kube::add_write_observer(c, gone);
         gone.reset();  // held weakly: a gone observer is dropped
         kube::api<ConfigMap> cms(c, "demo");
         ConfigMap a;

@@ -1,4 +1,5 @@
 // queue<T>: client-go's dirty/processing rules, shutdown, drain, cancellation.
+// Size: about 650 lines, one short case per rule.
 #include "test_support.hpp"
 
 #include <kube/workqueue/queue.hpp>

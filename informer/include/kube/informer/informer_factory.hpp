@@ -1,8 +1,8 @@
 #pragma once
 
+#include <kube/async.hpp>
 #include <kube/base/strand.hpp>
-#include <kube/informer/dynamic_lister_watcher.hpp>
-#include <kube/informer/metadata_lister_watcher.hpp>
+#include <kube/dynamic/metadata_api.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/transform.hpp>
@@ -80,22 +80,7 @@ public:
   /// The informer of `gvr` over the dynamic client (created on first use).
   /// `expected_kind` (e.g. "ConfigMap") enables the wrong-kind check.
   std::shared_ptr<shared_index_informer<unstructured>> for_resource(const group_version_resource& gvr,
-                                                                    const std::string& expected_kind = {}) {
-    const auto key = "dynamic:" + gvr.str();
-    return informer<unstructured>(key, [&]() {
-      informer_params<unstructured> o;
-      o.reflector.streaming_list = opts_.streaming_list;
-      o.name = gvr.resource;
-      o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
-      if (opts_.strip_managed_fields) {
-        o.transform = strip_managed_fields();
-      }
-      auto lw = std::make_shared<dynamic_lister_watcher>(
-          dynamic_api(client_, gvr, opts_.namespace_name),
-          dynamic_lister_watcher_params{expected_kind, opts_.label_selector, {}});
-      return std::pair{std::shared_ptr<lister_watcher<unstructured>>(std::move(lw)), std::move(o)};
-    });
-  }
+                                                                    const std::string& expected_kind = {});
 
   /// The metadata-only informer of `gvr` over kube::metadata_api (created
   /// on first use): its cache holds k8s::meta::v1::PartialObjectMetadata —
@@ -103,21 +88,7 @@ public:
   /// no spec, data or status. For any resource whose objects have
   /// ObjectMeta, built-in or custom; strip_managed_fields applies. Needs
   /// kube::api (the generated meta/v1 types).
-  std::shared_ptr<shared_index_informer<partial_object_metadata>> for_metadata(const group_version_resource& gvr) {
-    const auto key = "metadata:" + gvr.str();
-    return informer<partial_object_metadata>(key, [&]() {
-      informer_params<partial_object_metadata> o;
-      o.reflector.streaming_list = opts_.streaming_list;
-      o.name = gvr.resource;
-      o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
-      metadata_lister_watcher_params lo;
-      lo.label_selector = opts_.label_selector;
-      lo.strip_managed_fields = opts_.strip_managed_fields;
-      auto lw =
-          std::make_shared<metadata_lister_watcher>(metadata_api(client_, gvr, opts_.namespace_name), std::move(lo));
-      return std::pair{std::shared_ptr<lister_watcher<partial_object_metadata>>(std::move(lw)), std::move(o)};
-    });
-  }
+  std::shared_ptr<shared_index_informer<partial_object_metadata>> for_metadata(const group_version_resource& gvr);
 
   /// The informer of the typed resource T (a generated or CRD type) over
   /// kube::api<T> (created on first use). strip_managed_fields applies.
@@ -197,14 +168,14 @@ public:
   /// them all and completes with operation_aborted.
   template <class Token = kube::use_awaitable_t>
   auto async_run(Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
   /// Completes once every informer registered so far has synced.
   template <class Token = kube::use_awaitable_t>
   auto async_wait_for_sync(Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [this] { return wait_all(); }, std::forward<Token>(token));
   }
 

@@ -1,10 +1,17 @@
 #pragma once
 
+// kube::informer::reflector<T>: client-go's Reflector (list, then watch from
+// the list's resourceVersion; relist on 410; backoff; bookmarks; streaming
+// lists). The guide is docs/guides/informer.md.
+// Size: about 730 lines: a template over the object type; each of
+// client-go's rules is a short member, tested one by one in
+// test/unit/informer/reflector_test.cpp.
+
 #include <kube/base/metrics.hpp>
 #include <kube/informer/backoff.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta_fifo.hpp>
-#include <kube/detail/spawn.hpp>
+#include <kube/async.hpp>
 #include <kube/informer/key_func.hpp>
 #include <kube/informer/lister_watcher.hpp>
 
@@ -207,7 +214,7 @@ public:
   /// completion void(error_code), operation_aborted once cancelled.
   template <class Token = kube::use_awaitable_t>
   auto async_run(boost::asio::any_io_executor ex, Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         std::move(ex), [this] { return run(); }, std::forward<Token>(token));
   }
 

@@ -1,10 +1,18 @@
 #pragma once
 
+// kube::informer::shared_index_informer<T>: client-go's SharedIndexInformer
+// (a reflector, a DeltaFIFO, an indexer, and handlers, each with its own
+// queue). The guide is docs/guides/informer.md.
+// Size: about 980 lines: a template over the object type, whose listener,
+// processor and informer share private state. Moving most of it behind a
+// type-erased core in compiled code (as kube::api<T> does) is also what a
+// controller's TU needs to compile faster (docs/building.md).
+
 #include <kube/base/strand.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/delta.hpp>
 #include <kube/informer/delta_fifo.hpp>
-#include <kube/detail/spawn.hpp>
+#include <kube/async.hpp>
 #include <kube/informer/indexer.hpp>
 #include <kube/informer/lister.hpp>
 #include <kube/informer/lister_watcher.hpp>
@@ -134,7 +142,7 @@ public:
   /// cancelled first.
   template <class Token = kube::use_awaitable_t>
   auto async_wait_for_sync(Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [self = shared_from_this()] { return self->wait_for_sync(); }, std::forward<Token>(token));
   }
 
@@ -143,7 +151,7 @@ private:
   friend class shared_index_informer;
 
   boost::asio::awaitable<void> wait_for_sync() {
-    return kube::detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by mark_synced
+    return kube::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by mark_synced
   }
   void mark_synced() {  // on strand_
     synced_.store(true, std::memory_order_release);
@@ -324,7 +332,7 @@ public:
   /// cancelled; client_errc::already_running if already running.
   template <class Token = kube::use_awaitable_t>
   auto async_run(Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [this] { return run(); }, std::forward<Token>(token));
   }
 
@@ -332,7 +340,7 @@ public:
   /// cancelled first.
   template <class Token = kube::use_awaitable_t>
   auto async_wait_for_sync(Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [this] { return wait_for_sync(); }, std::forward<Token>(token));
   }
 
@@ -356,7 +364,7 @@ public:
   /// has not started yet. The informer must outlive the operation.
   template <class Token = kube::use_awaitable_t>
   auto async_wait_for_resource_version(std::string rv, Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_, [this, rv = std::move(rv)] { return wait_for_resource_version(rv); }, std::forward<Token>(token));
   }
 
@@ -817,7 +825,7 @@ private:
       if (o_.handler_queue_limit != 0 && o_.handler_overflow == handler_overflow_policy::block) {
         // Blocked: a handler's queue holds the limit. room_cv_ is cancelled
         // when such a queue gives one up, or a handler is removed.
-        co_await kube::detail::wait_until(*room_cv_, [this] {
+        co_await kube::wait_until(*room_cv_, [this] {
           return std::none_of(listeners_.begin(), listeners_.end(), [](const auto& l) { return l->is_full(); });
         });
       }
@@ -847,7 +855,7 @@ private:
       throw boost::system::system_error(make_error_code(boost::system::errc::invalid_argument),
                                         o_.name + ": resourceVersion \"" + rv + "\" is not a decimal number");
     }
-    co_await kube::detail::wait_until(rv_cv_, [this, &rv] {  // rv_cv_ cancelled by advance_observed and at the stop
+    co_await kube::wait_until(rv_cv_, [this, &rv] {  // rv_cv_ cancelled by advance_observed and at the stop
       if (!running_ && started_.load()) {
         throw boost::system::system_error(make_error_code(client_errc::not_running),
                                           o_.name + ": the informer stopped");
@@ -902,7 +910,7 @@ private:
   }
 
   boost::asio::awaitable<void> wait_for_sync() {
-    return kube::detail::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by check_synced
+    return kube::wait_until(sync_cv_, [this] { return has_synced(); });  // sync_cv_ cancelled by check_synced
   }
 
   static bool same_version(const T& a, const T& b) {

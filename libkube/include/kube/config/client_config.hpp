@@ -6,7 +6,7 @@
 // overrides), from the in-cluster service account, or by the default chain.
 // See docs/guides/configuration.md.
 
-#include <kube/detail/config_secret.hpp>
+#include <kube/config/secret_string.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 #include <kube/config/kubeconfig.hpp>

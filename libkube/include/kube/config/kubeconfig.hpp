@@ -3,7 +3,7 @@
 // kube::kubeconfig — the kubeconfig document model (clientcmd's api.Config)
 // and loading with kubectl's rules. See docs/guides/configuration.md.
 
-#include <kube/detail/config_secret.hpp>
+#include <kube/config/secret_string.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 

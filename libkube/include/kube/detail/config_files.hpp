@@ -1,8 +1,8 @@
 #pragma once
 
 // Internal helpers of kubeconfig / client_config loading: file reads with
-// messages that name the file and field, Go-compatible path joining and
-// base64. Not part of the public API.
+// messages that name the file and field, Go-compatible path joining, YAML.
+// Not part of the public API.
 
 #include <kube/error.hpp>
 
@@ -34,12 +34,6 @@ namespace kube::detail {
 [[nodiscard]] std::string dir_path(std::string_view path);
 /// Go's filepath.Abs: joined with the current directory when relative.
 [[nodiscard]] std::string absolute_path(std::string_view path);
-
-/// Go's base64.StdEncoding decoding: padding required, '\r' and '\n' skipped.
-/// On bad input returns nullopt and sets bad_offset to the byte offset Go
-/// would report.
-[[nodiscard]] std::optional<std::string> base64_decode(std::string_view in, std::size_t& bad_offset);
-[[nodiscard]] std::string base64_encode(std::string_view in);
 
 /// Converts a YAML stream to JSON text with sigs.k8s.io/yaml's scalar rules
 /// (as kubectl reads manifests): one document gives its value, several give a

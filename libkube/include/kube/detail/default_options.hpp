@@ -4,8 +4,6 @@
 // once for kube::api<T>, kube::dynamic_api and kube::metadata_api.
 
 #include <kube/rest/list_params.hpp>
-#include <kube/streams/log_stream.hpp>
-#include <kube/streams/remote_command.hpp>
 
 #include <string_view>
 #include <type_traits>
@@ -82,21 +80,6 @@ public:
     requires is_token<Token, delete_params>
   auto async_evict(std::string_view name, Token&& token) {
     return self().async_evict(name, defaults<delete_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires is_token<Token, log_params>
-  auto async_logs(std::string_view name, Token&& token) {
-    return self().async_logs(name, defaults<log_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires is_token<Token, remote_command_params>
-  auto async_exec(std::string_view name, std::vector<std::string> command, Token&& token) {
-    return self().async_exec(name, std::move(command), defaults<remote_command_params>, std::forward<Token>(token));
-  }
-  template <class Token>
-    requires is_token<Token, remote_command_params>
-  auto async_attach(std::string_view name, Token&& token) {
-    return self().async_attach(name, defaults<remote_command_params>, std::forward<Token>(token));
   }
 };
 

@@ -14,6 +14,7 @@
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
 #include <kube/exception.hpp>
+#include <kube/use_awaitable.hpp>
 #include <kube/with_diagnostics.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -27,14 +28,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace kube {
-
-/// Completion token: like asio::use_awaitable, but a failure is thrown as
-/// kube::error carrying the server's Status and the client's message.
-struct use_awaitable_t {};
-inline constexpr use_awaitable_t use_awaitable{};
-
-namespace detail {
+namespace kube::detail {
 
 template <class T>
 using completion = boost::asio::any_completion_handler<void(error_code, diagnostics, T)>;
@@ -128,5 +122,4 @@ auto initiate_void(Start start, Token&& token) {
   }
 }
 
-}  // namespace detail
-}  // namespace kube
+}  // namespace kube::detail

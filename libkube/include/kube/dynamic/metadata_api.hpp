@@ -14,7 +14,7 @@
 #include <kube/detail/typed_core.hpp>
 #include <kube/discovery/group_version_resource.hpp>
 #include <kube/rest/list_params.hpp>
-#include <kube/watch/typed_watch.hpp>
+#include <kube/typed/typed_watch.hpp>
 
 #include <memory>
 #include <string>

@@ -42,7 +42,7 @@ bool log_is_open(const std::shared_ptr<log_state>& state) noexcept;
 
 /// A pod's log, read from one HTTP response on a dedicated connection (like
 /// a watch: not pooled, no request timeout, so `follow` can run for as long
-/// as the container does). Obtained from kube::api<Pod>::async_logs. Two ways
+/// as the container does). Obtained from kube::async_logs (kube/streams/pod_streams.hpp). Two ways
 /// to read it, over one buffer:
 ///
 /// - async_read_line() completes with the next line, without its `'\n'` (a

@@ -1,7 +1,7 @@
 #pragma once
 
 // Connections to a port of a pod through the apiserver (pods/portforward):
-// kube::forwarded_stream, what kube::api<Pod>::async_port_forward yields,
+// kube::forwarded_stream, what kube::async_port_forward yields,
 // and kube::port_forwarder, which listens on a local port like
 // `kubectl port-forward`. The guide is docs/guides/streams.md.
 
@@ -21,7 +21,7 @@ namespace kube {
 /// the apiserver (subprotocol `v4.channel.k8s.io`, which the apiserver
 /// passes on to the kubelet). An AsyncReadStream and AsyncWriteStream:
 ///
-///   auto s = co_await pods.async_port_forward("web-0", 8080);
+///   auto s = co_await kube::async_port_forward(pods, "web-0", 8080);
 ///   co_await asio::async_write(s, asio::buffer(request));
 ///   auto [ec, n] = co_await asio::async_read(s, asio::dynamic_buffer(reply),
 ///                                            asio::as_tuple(asio::use_awaitable));

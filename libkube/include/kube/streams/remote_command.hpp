@@ -1,6 +1,6 @@
 #pragma once
 
-// A command running in a container: what kube::api<Pod>::async_exec and
+// A command running in a container: what kube::async_exec and
 // async_attach yield. The guide is docs/guides/streams.md.
 
 #include <kube/detail/buffers.hpp>
@@ -61,7 +61,7 @@ void remote_close(const std::shared_ptr<remote_state>& s);
 /// the server offers only that), as kubectl exec/attach speak it.
 ///
 ///   const std::vector<std::string> cmd{"sh", "-c", "echo hi"};  // g++ 12: not inside the co_await
-///   auto p = co_await pods.async_exec("web-0", cmd);
+///   auto p = co_await kube::async_exec(pods, "web-0", cmd);
 ///   std::string out;
 ///   auto [ec, n] = co_await asio::async_read(p.out(), asio::dynamic_buffer(out),
 ///                                            asio::as_tuple(asio::use_awaitable));  // eof at the end

@@ -11,11 +11,20 @@
 // merge patch controller-runtime uses). So a finalizer another controller
 // added or removed in between is never overwritten; on conflict the helper
 // reads the object again and recomputes the list (at most 5 times).
+//
+// Typed objects (kube::api<T>, generated or CRD types) get the same rules
+// and the same loop through contains, is_being_deleted, ensure, remove and
+// handle below:
+//
+//   auto act = co_await kube::finalizers::handle(foos, req.object, "example.com/cleanup",
+//       [&](const Foo& foo) -> asio::awaitable<void> { ... delete what Foo made ... });
+//   if (act != kube::finalizers::action::none) co_return reconcile_result::done();  // the write triggers a new event
 
 #include <kube/detail/initiate.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/dynamic/unstructured.hpp>
 #include <kube/exception.hpp>
+#include <kube/typed/resource.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -23,10 +32,17 @@
 #include <algorithm>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace kube {
+template <class T>
+  requires resource<T>
+class api;
+}  // namespace kube
 
 namespace kube::finalizers {
 
@@ -102,7 +118,7 @@ struct change_outcome {
 
 /// Adds (add=true) or removes `finalizer` with guarded merge patches,
 /// reading the object again on conflict (at most 5 times). The one loop
-/// behind the dynamic helpers here and kube::controller's typed ones:
+/// behind the dynamic and the typed helpers here:
 /// `Api` is dynamic_api or api<T>, `Object` what it reads and writes.
 template <class Api, class Object>
 boost::asio::awaitable<change_outcome<Object>> change_finalizer(Api api, Object obj, std::string finalizer, bool add) {
@@ -182,6 +198,58 @@ void start_handle(dynamic_api api, unstructured obj, std::string finalizer, clea
                   boost::asio::any_io_executor ex, kube::detail::completion<result> h);
 }  // namespace detail
 
+// ---- typed objects (kube::api<T>) -------------------------------------------
+// Coroutines (asio::awaitable): co_await them where they are called. They
+// copy their arguments when they start, so the arguments need only live
+// until then (the usual `co_await f(args)` is fine). Errors: kube::error, as
+// for the operations below. A cleanup that throws keeps the finalizer and
+// rethrows.
+
+/// metadata.finalizers contains `finalizer`.
+template <class T>
+  requires resource<T>
+[[nodiscard]] bool contains(const T& obj, std::string_view finalizer) {
+  const auto& f = obj.metadata.finalizers;
+  return f && std::find(f->begin(), f->end(), finalizer) != f->end();
+}
+
+/// metadata.deletionTimestamp is set: the object is being deleted.
+template <class T>
+  requires resource<T>
+[[nodiscard]] bool is_being_deleted(const T& obj) { return detail::deleting(obj); }
+
+/// Adds `finalizer` unless present or the object is being deleted. True if
+/// it wrote.
+template <class T>
+  requires resource<T> boost::asio::awaitable<bool> ensure(const api<T>& a, const T& obj, std::string_view finalizer) {
+    auto op = detail::change_finalizer(a, obj, std::string(finalizer), true);
+    auto r = co_await std::move(op);
+    co_return r.wrote;
+  }
+
+/// Removes `finalizer` only. True if it wrote; false if absent or the
+/// object is gone.
+template <class T>
+  requires resource<T> boost::asio::awaitable<bool> remove(const api<T>& a, const T& obj, std::string_view finalizer) {
+    auto op = detail::change_finalizer(a, obj, std::string(finalizer), false);
+    auto r = co_await std::move(op);
+    co_return r.wrote;
+  }
+
+/// The reconcile step: alive -> ensure ours (added); being deleted with
+/// ours -> co_await cleanup(obj), then remove ours (finalized); otherwise
+/// none. A null `obj` (the object is gone) is none.
+template <class T>
+  requires resource<T> boost::asio::awaitable<action>
+  handle(const api<T>& a, const std::shared_ptr<const T>& obj, std::string_view finalizer,
+         const std::function<boost::asio::awaitable<void>(const T&)>& cleanup) {
+    if (!obj) co_return action::none;
+    auto op = detail::handle_object(a, *obj, std::string(finalizer), cleanup);
+    auto r = co_await std::move(op);
+    co_return r.action;
+  }
+
+// ---- unstructured objects (kube::dynamic_api) --------------------------------
 // The async operations below are Asio initiating functions with completion
 // void(error_code, T) (kube::use_awaitable throws kube::error with the
 // server's Status). They run as a coroutine on `ex` (usually the caller's

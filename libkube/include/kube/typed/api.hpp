@@ -12,12 +12,8 @@
 #include <kube/rest/client.hpp>
 #include <kube/detail/default_options.hpp>
 #include <kube/detail/typed_core.hpp>
-#include <kube/tools/retry.hpp>
-#include <kube/watch/typed_watch.hpp>
+#include <kube/typed/typed_watch.hpp>
 #include <kube/rest/list_params.hpp>
-#include <kube/streams/log_stream.hpp>
-#include <kube/streams/port_forward.hpp>
-#include <kube/streams/remote_command.hpp>
 
 #include <memory>
 #include <string>
@@ -32,12 +28,7 @@ struct Scale;  // <kube/api/autoscaling/v1/scale.hpp>; needed only by async_get_
 namespace kube {
 
 namespace detail {
-void typed_logs(typed_ptr t, std::string name, log_params p, std::shared_ptr<log_stream> out, typed_completion h);
 void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr<api_status> out, typed_completion h);
-void typed_remote_command(typed_ptr t, std::string name, std::vector<std::string> command, remote_command_params p,
-                          std::shared_ptr<remote_process> out, typed_completion h);
-void typed_port_forward(typed_ptr t, std::string name, std::uint16_t port, std::shared_ptr<forwarded_stream> out,
-                        typed_completion h);
 }  // namespace detail
 
 /// The typed client for resource kind T.
@@ -100,8 +91,7 @@ public:
   // Token-only overloads: `async_list(token)`, `async_create(obj, token)` ...
   using options::async_list, options::async_list_all, options::async_list_shared, options::async_watch,
       options::async_create, options::async_replace, options::async_replace_status, options::async_patch,
-      options::async_patch_status, options::async_apply, options::async_delete, options::async_evict,
-      options::async_logs, options::async_exec, options::async_attach;
+      options::async_patch_status, options::async_apply, options::async_delete, options::async_evict;
 
   // ---- read -------------------------------------------------------------
 
@@ -323,72 +313,6 @@ public:
         [t = t_, n = std::string(name), p = params](std::shared_ptr<api_status> out,
                                                     detail::typed_completion h) mutable {
           detail::typed_evict(std::move(t), std::move(n), std::move(p), std::move(out), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// `GET <name>/log` as a line stream (pods only; see kube::log_stream).
-  /// The request's errors (no such pod or container, a pod with no node
-  /// yet, forbidden) complete this call, with the server's Status.
-  /// Completion: void(error_code, log_stream).
-  template <class Token = use_awaitable_t>
-  auto async_logs(std::string_view name, const log_params& params = defaults<log_params>, Token&& token = {}) {
-    static_assert(is_pod(), "logs are a subresource of core/v1 pods");
-    return detail::typed_initiate<log_stream>(
-        [t = t_, n = std::string(name), p = params](std::shared_ptr<log_stream> out,
-                                                    detail::typed_completion h) mutable {
-          detail::typed_logs(std::move(t), std::move(n), std::move(p), std::move(out), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// `pods/exec`: runs `command` (not empty) in the pod's container, over
-  /// a WebSocket (see kube::remote_process). The request's errors (no such
-  /// pod or container, the container not running, forbidden) complete this
-  /// call, with the server's Status.
-  /// Completion: void(error_code, remote_process).
-  template <class Token = use_awaitable_t>
-  auto async_exec(std::string_view name, std::vector<std::string> command,
-                  const remote_command_params& params = defaults<remote_command_params>, Token&& token = {}) {
-    static_assert(is_pod(), "exec is a subresource of core/v1 pods");
-    return detail::typed_initiate<remote_process>(
-        [t = t_, n = std::string(name), c = std::move(command), p = params](std::shared_ptr<remote_process> out,
-                                                                            detail::typed_completion h) mutable {
-          if (c.empty()) c.emplace_back();  // an empty command is refused by the server, not taken for attach
-          detail::typed_remote_command(std::move(t), std::move(n), std::move(c), std::move(p), std::move(out),
-                                       std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// `pods/attach`: the streams of the container's main process, as
-  /// async_exec gives them.
-  /// Completion: void(error_code, remote_process).
-  template <class Token = use_awaitable_t>
-  auto async_attach(std::string_view name, const remote_command_params& params = defaults<remote_command_params>,
-                    Token&& token = {}) {
-    static_assert(is_pod(), "attach is a subresource of core/v1 pods");
-    return detail::typed_initiate<remote_process>(
-        [t = t_, n = std::string(name), p = params](std::shared_ptr<remote_process> out,
-                                                    detail::typed_completion h) mutable {
-          detail::typed_remote_command(std::move(t), std::move(n), {}, std::move(p), std::move(out), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// `pods/portforward`: one TCP connection to `port` of the pod (see
-  /// kube::forwarded_stream; kube::port_forwarder listens locally like
-  /// kubectl port-forward). The request's errors (no such pod, a pod not
-  /// running, forbidden) complete this call, with the server's Status; a
-  /// port nothing listens on shows on the stream's first read.
-  /// Completion: void(error_code, forwarded_stream).
-  template <class Token = use_awaitable_t>
-  auto async_port_forward(std::string_view name, std::uint16_t port, Token&& token = {}) {
-    static_assert(is_pod(), "portforward is a subresource of core/v1 pods");
-    return detail::typed_initiate<forwarded_stream>(
-        [t = t_, n = std::string(name), port](std::shared_ptr<forwarded_stream> out,
-                                              detail::typed_completion h) mutable {
-          detail::typed_port_forward(std::move(t), std::move(n), port, std::move(out), std::move(h));
         },
         std::forward<Token>(token));
   }

@@ -1,3 +1,7 @@
+// The supervisor: starts etcd, the apiserver, KWOK and Toxiproxy, restarts
+// and kills them on request, and records what runs in DIR/state.json.
+// Size: about 710 lines, one function per process and per command; they
+// share the state file and the process helpers below.
 package main
 
 import (

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace kube::detail {
+namespace kube::base {
 
 /// The high and low halves of a 64x64-bit product, folded.
 inline std::uint64_t fold_mul(std::uint64_t a, std::uint64_t b) noexcept {
@@ -54,4 +54,4 @@ inline std::size_t hash_bytes(const char* p, std::size_t len) noexcept {
   return static_cast<std::size_t>(fold_mul(a ^ k1, b ^ h));
 }
 
-}  // namespace kube::detail
+}  // namespace kube::base

@@ -31,8 +31,8 @@ inline std::size_t mix_hash(std::size_t h) noexcept {
 
 // hash_bytes, load_u64: kube/base/hash_bytes.hpp (the text pool of the
 // client's codecs uses the same hash).
-using kube::detail::hash_bytes;
-using kube::detail::load_u64;
+using kube::base::hash_bytes;
+using kube::base::load_u64;
 
 /// Whether the queue may hash T with hash_bytes instead of the user's Hash:
 /// only for std::string with the default std::hash and plain equality, where

@@ -1,5 +1,8 @@
 #pragma once
 
+// Size: about 670 lines, the one place that combines the parts listed below
+// under client-go's rules; each part is a header of its own.
+//
 // The state behind queue / delaying_queue / rate_limited_queue: client-go's
 // rules (dirty, processing and waiting, as bits of one node per item), and
 // the wiring of the parts that hold one idea each:

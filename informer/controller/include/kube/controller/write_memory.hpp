@@ -3,12 +3,12 @@
 // What a controller's reconciles wrote, per key (read your own writes: see
 // docs/guides/controllers.md). controller<T> tells it when each reconcile
 // starts and ends; the client tells it every write it makes (a
-// kube::detail::write_observer). A write made while reconciles run is
+// kube::write_observer). A write made while reconciles run is
 // counted to each of them: with several workers the client cannot say
 // which one wrote, and a write counted to one reconcile too many costs
 // that key's next reconcile a wait, never a stale read.
 
-#include <kube/detail/write_observer.hpp>
+#include <kube/rest/write_observer.hpp>
 #include <kube/informer/label_selector.hpp>
 
 #include <cstddef>
@@ -43,7 +43,7 @@ struct written_version {
 
 /// Thread-safe: writes are told on the client's strand, reconciles start
 /// and end on the controller's.
-class write_memory final : public kube::detail::write_observer {
+class write_memory final : public kube::write_observer {
 public:
   /// Only writes to these resources are kept, each for the informers that
   /// could show it (set before the first reconcile). A selector that does
@@ -62,7 +62,7 @@ public:
   /// Keys with writes kept (tests, memory bound checks).
   [[nodiscard]] std::size_t keys() const;
 
-  void on_written(const kube::detail::written_object& w) noexcept override;
+  void on_written(const kube::written_object& w) noexcept override;
 
 private:
   static void merge(std::vector<written_version>& into, const written_version& w);

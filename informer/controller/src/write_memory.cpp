@@ -55,7 +55,7 @@ std::size_t write_memory::keys() const {
   return pending_.size();
 }
 
-void write_memory::on_written(const kube::detail::written_object& w) noexcept {
+void write_memory::on_written(const kube::written_object& w) noexcept {
   try {
     const std::lock_guard lock(m_);
     if (active_.empty() || w.resource_version.empty()) return;

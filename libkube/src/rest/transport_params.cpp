@@ -1,6 +1,6 @@
 // What the transport needs, resolved from a client_config and the
 // client_params (kube/detail/transport_params.hpp).
-#include "config/transport_params.hpp"
+#include "rest/transport_params.hpp"
 
 namespace kube::detail {
 

@@ -3,6 +3,10 @@
 // kube::controller::controller<T>: a reconcile loop for the primary type T
 // over informers and a rate-limited workqueue (client-go's sample-controller
 // pattern, controller-runtime's builder, kube-rs's Controller).
+// Size: about 690 lines: controller<T> is a template over the primary type
+// whose parts (owns, watches, the read-your-writes wait, sharding hooks) use
+// one private state; its non-template work loop and sharding are compiled in
+// informer/controller/src.
 //
 //   informer_factory factory(client, {.namespace_name = "demo"});
 //   controller_params o;
@@ -49,7 +53,7 @@
 #include <kube/controller/work_loop.hpp>
 #include <kube/controller/write_memory.hpp>
 #include <kube/logger.hpp>
-#include <kube/detail/write_observer.hpp>
+#include <kube/rest/write_observer.hpp>
 #include <kube/discovery/group_version.hpp>
 #include <kube/informer/clock.hpp>
 #include <kube/informer/informer_factory.hpp>
@@ -63,7 +67,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <kube/detail/spawn.hpp>
+#include <kube/async.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -292,7 +296,7 @@ public:
   /// effect with read_your_writes off.
   void remember_writes_of(const kube::client& c) {
     if (memory_) {
-      kube::detail::add_write_observer(c, memory_);
+      kube::add_write_observer(c, memory_);
     }
   }
 
@@ -378,7 +382,7 @@ public:
       if (!labeled_.empty()) {
         shard_->label(labeled_);
       }
-      return kube::detail::async_spawn(
+      return kube::async_spawn(
           loop_->get_executor(), [this, w = std::move(wrapped)]() mutable { return run_sharded(std::move(w)); },
           std::forward<Token>(token));
     }

@@ -1,9 +1,10 @@
 #pragma once
 
-// Who is told of a client's writes: the controller runtime remembers what a
-// reconcile wrote, so that the next reconcile of the same key can wait for
-// its caches to catch up (docs/guides/controllers.md, "Reading your own
-// writes").
+// Who is told of a client's writes. The controller runtime registers one to
+// remember what a reconcile wrote, so that the next reconcile of the same
+// key can wait for its caches to catch up (docs/guides/controllers.md,
+// "Reading your own writes"); an application may register its own (an
+// audit log, a test that counts writes).
 
 #include <kube/codec/string_map.hpp>
 
@@ -12,10 +13,8 @@
 #include <string_view>
 
 namespace kube {
-class client;
-}  // namespace kube
 
-namespace kube::detail {
+class client;
 
 /// One successful write: its resource and the resourceVersion the server
 /// gave the written object.
@@ -30,6 +29,7 @@ struct written_object {
   const string_map<std::string>* labels = nullptr;
 };
 
+/// Receives a client's successful writes (add_write_observer).
 class write_observer {
 public:
   write_observer() = default;
@@ -47,4 +47,4 @@ public:
 /// a `dynamic_api` made through `c` or any copy of it. Thread-safe.
 void add_write_observer(const client& c, std::weak_ptr<write_observer> o);
 
-}  // namespace kube::detail
+}  // namespace kube

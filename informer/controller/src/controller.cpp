@@ -4,8 +4,6 @@
 #include <kube/controller/reconcile.hpp>
 #include <kube/controller/work_loop.hpp>
 
-#include "exception_text.hpp"
-
 #include <kube/base/strand.hpp>
 #include <kube/exception.hpp>
 
@@ -262,7 +260,7 @@ asio::awaitable<void> work_loop::worker(unsigned id, const reconcile_fn& reconci
       metrics_->on_active(left);
     }
     if (failure) {
-      finish(*key, out, nullptr, detail::exception_text(failure));
+      finish(*key, out, nullptr, kube::exception_message(failure));
     } else {
       finish(*key, out, &result, {});
     }

@@ -35,7 +35,7 @@
 #include <kube/base/metrics.hpp>
 #include <kube/controller/reconcile.hpp>
 #include <kube/base/strand.hpp>
-#include <kube/detail/spawn.hpp>
+#include <kube/async.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -123,7 +123,7 @@ public:
   /// Runs until cancelled; see the header comment. Completion void(error_code).
   template <class Token = kube::use_awaitable_t>
   auto async_run(reconcile_fn reconcile, ready_fn ready, Token&& token = {}) {
-    return kube::detail::async_spawn(
+    return kube::async_spawn(
         strand_,
         [this, r = std::move(reconcile), w = std::move(ready)]() mutable { return run(std::move(r), std::move(w)); },
         std::forward<Token>(token));
