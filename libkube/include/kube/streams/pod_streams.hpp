@@ -45,7 +45,8 @@ concept pod_api = requires(const PodApi& a) {
   { a.get_client() } -> std::convertible_to<const client&>;
   { a.namespace_name() } -> std::convertible_to<const std::string&>;
   typename PodApi::traits;
-} && std::string_view(PodApi::traits::group).empty() && std::string_view(PodApi::traits::plural) == "pods";
+}
+&&std::string_view(PodApi::traits::group).empty() && std::string_view(PodApi::traits::plural) == "pods";
 
 template <class Token, class Params>
 inline constexpr bool is_token_for = !std::is_convertible_v<Token, const Params&>;
