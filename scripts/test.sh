@@ -3,7 +3,8 @@
 #   1. installs missing Debian packages (scripts/install-deps.sh) and checks
 #      that every C++ file matches .clang-format (scripts/format.sh --check)
 #      and that every path the README and docs name exists
-#      (scripts/check-doc-paths.py),
+#      (scripts/check-doc-paths.py) and no two parts of the SDK depend on each
+#      other beyond the pairs known (scripts/folder-deps.py),
 #   2. builds every target with g++ 12 + libstdc++, AddressSanitizer + UBSan
 #      and warnings as errors, including the real test cluster (kube-apiserver
 #      + etcd from Go modules, cached across runs),
@@ -95,9 +96,11 @@ if [[ -x /usr/lib/llvm-16/bin/llvm-symbolizer ]]; then
   export UBSAN_OPTIONS="$UBSAN_OPTIONS:external_symbolizer_path=$ASAN_SYMBOLIZER_PATH"
 fi
 
-stamp "format check, and every path the docs name exists"
+stamp "format check, every path the docs name exists, the parts depend one way"
 "$root/scripts/format.sh" --check
 python3 "$root/scripts/check-doc-paths.py"
+# The client's hub (transport/client_impl.hpp) is the one knot left: docs/architecture.md.
+python3 "$root/scripts/folder-deps.py" --check --allow rest:transport,rest:watch,transport:watch >/dev/null
 
 stamp "configure + build everything (g++ 12, libstdc++, address,undefined)"
 configure "$build/asan" "address,undefined" -O0
