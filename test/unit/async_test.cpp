@@ -17,8 +17,10 @@
 #include <boost/system/system_error.hpp>
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace asio = boost::asio;
 
@@ -34,7 +36,42 @@ std::optional<kube::error_code> spawn_and_run(Body body) {
   return got;
 }
 
+// The example of docs/guides/async.md, as written there.
+class heartbeat {
+public:
+  explicit heartbeat(boost::asio::any_io_executor ex)
+      : ex_(std::move(ex)) {}
+
+  template <class Token = kube::use_awaitable_t>
+  auto async_run(Token&& token = {}) {
+    return kube::async_spawn(
+        ex_, [this] { return run(); }, std::forward<Token>(token));
+  }
+
+private:
+  boost::asio::awaitable<void> run() {
+    boost::asio::steady_timer t(ex_);
+    for (;;) {
+      t.expires_after(std::chrono::seconds(1));
+      co_await t.async_wait(boost::asio::use_awaitable);  // throws operation_aborted once cancelled
+    }
+  }
+  boost::asio::any_io_executor ex_;
+};
+
 }  // namespace
+
+TEST_CASE("the guide's heartbeat runs until its operation is cancelled", "[async]") {
+  asio::io_context io;
+  heartbeat hb(io.get_executor());
+  asio::cancellation_signal stop;
+  std::optional<kube::error_code> got;
+  hb.async_run(asio::bind_cancellation_slot(stop.slot(), [&](kube::error_code ec) { got = ec; }));
+  asio::post(io, [&] { stop.emit(asio::cancellation_type::terminal); });
+  io.run();  // returns only once the operation has completed
+  REQUIRE(got);
+  CHECK(*got == asio::error::operation_aborted);
+}
 
 TEST_CASE("async_spawn completes with the coroutine's outcome as an error_code", "[async]") {
   auto ok = spawn_and_run([]() -> asio::awaitable<void> { co_return; });
