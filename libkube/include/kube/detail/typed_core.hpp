@@ -1,7 +1,7 @@
 #pragma once
 
 // Internal: the type-erased core of kube::api<T>. The operations live in
-// compiled code (src/typed_api.cpp) and know T only through the codec's
+// compiled code (libkube/src/typed/) and know T only through the codec's
 // function pointers (codec::decode_fn / encode_fn) and a few small
 // captureless adapters instantiated here (append list items, emplace an
 // optional). Each operation decodes the response body once, straight into
