@@ -13,10 +13,7 @@ std::shared_ptr<shared_index_informer<unstructured>> informer_factory::for_resou
                                                                                     const std::string& expected_kind) {
   const auto key = "dynamic:" + gvr.str();
   return informer<unstructured>(key, [&]() {
-    informer_params<unstructured> o;
-    o.reflector.streaming_list = opts_.streaming_list;
-    o.name = gvr.resource;
-    o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
+    auto o = params_for<unstructured>(gvr);
     if (opts_.strip_managed_fields) {
       o.transform = strip_managed_fields();
     }
@@ -31,10 +28,7 @@ std::shared_ptr<shared_index_informer<partial_object_metadata>>
 informer_factory::for_metadata(const group_version_resource& gvr) {
   const auto key = "metadata:" + gvr.str();
   return informer<partial_object_metadata>(key, [&]() {
-    informer_params<partial_object_metadata> o;
-    o.reflector.streaming_list = opts_.streaming_list;
-    o.name = gvr.resource;
-    o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
+    auto o = params_for<partial_object_metadata>(gvr);
     metadata_lister_watcher_params lo;
     lo.label_selector = opts_.label_selector;
     lo.strip_managed_fields = opts_.strip_managed_fields;

@@ -97,11 +97,8 @@ public:
       std::string key = "typed:";
       key.append(resource_traits<T>::api_version).append("/").append(resource_traits<T>::plural);
       return informer<T>(key, [&]() {
-        informer_params<T> o;
-        o.reflector.streaming_list = opts_.streaming_list;
-        o.name = std::string(resource_traits<T>::plural);
         const auto gv = group_version::parse(resource_traits<T>::api_version).value_or(group_version{});
-        o.metrics = informer_metrics(o.name, gv.group, gv.version, o.name);
+        auto o = params_for<T>({gv.group, gv.version, std::string(resource_traits<T>::plural)});
         auto a = resource_traits<T>::namespaced && !opts_.namespace_name.empty() ? api<T>(client_, opts_.namespace_name)
                                                                                  : api<T>(client_);
         typed_lister_watcher_params lo;
@@ -196,6 +193,18 @@ public:
   [[nodiscard]] const informer_factory_params& params() const noexcept { return opts_; }
 
 private:
+  /// What the factory's own informers (for_resource, for_metadata,
+  /// for_type) share: named after the resource, its metrics hooks, the
+  /// factory's list mode.
+  template <class T>
+  [[nodiscard]] informer_params<T> params_for(const group_version_resource& gvr) const {
+    informer_params<T> o;
+    o.reflector.streaming_list = opts_.streaming_list;
+    o.name = gvr.resource;
+    o.metrics = informer_metrics(o.name, gvr.group, gvr.version, gvr.resource);
+    return o;
+  }
+
   struct entry {
     std::shared_ptr<void> informer;
     boost::asio::any_io_executor strand;
