@@ -3,6 +3,7 @@
 #include "rest/rest_params.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
+#include <kube/rest/write_observer.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

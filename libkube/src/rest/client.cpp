@@ -1,5 +1,6 @@
 #include "rest/transport_params.hpp"
 #include "transport/client_impl.hpp"
+#include "watch/watch_state.hpp"
 
 #include <kube/rest/write_observer.hpp>
 #include <kube/rest/client.hpp>
@@ -38,6 +39,16 @@ void start_request(const std::shared_ptr<client_impl>& impl, request req, comple
   spawn_operation(
       impl->strand, [impl, req = std::move(req)]() mutable { return impl->run(std::move(req)); }, std::move(handler),
       finish_result{});
+}
+
+void start_watch(const std::shared_ptr<client_impl>& impl, request req, std::chrono::milliseconds idle_timeout,
+                 completion<watch_stream> handler) {
+  spawn_operation(
+      impl->strand,
+      [impl, req = std::move(req), idle_timeout]() mutable {
+        return open_watch(impl, std::move(req), {.idle_timeout = idle_timeout});
+      },
+      std::move(handler), finish_result{});
 }
 }  // namespace detail
 

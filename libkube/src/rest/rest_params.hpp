@@ -5,7 +5,7 @@
 // client (typed_api.cpp).
 
 #include <kube/rest/list_params.hpp>
-#include <kube/rest/request.hpp>
+#include <kube/transport/request.hpp>
 
 #include <string>
 

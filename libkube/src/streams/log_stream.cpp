@@ -1,9 +1,9 @@
 // Pod logs: GET pods/<name>/log on a dedicated connection, the body read
-// piecewise (as a watch's, through watch_state's connection, parser and
-// read_some) into one buffer that both readers take from: lines
+// piecewise (a streamed body, transport/body_stream.hpp, as a watch's) into
+// one buffer that both readers take from: lines
 // (async_read_line) and bytes (async_read_some).
 #include "tools/complete_now.hpp"
-#include "transport/client_impl.hpp"
+#include "transport/body_stream.hpp"
 
 #include <kube/streams/pod_streams.hpp>
 #include <kube/streams/log_stream.hpp>
@@ -23,7 +23,7 @@ namespace http = boost::beast::http;
 // The bytes received and not yet returned are in `pending` from `pos`; both
 // reads take from there, so lines and raw reads can be mixed.
 struct log_state {
-  std::shared_ptr<watch_state> io;  // connection, body parser, read_some, close (its decoder is unused)
+  std::shared_ptr<body_stream> io;  // connection, body parser, read_some, close
   std::string pending;              // bytes received, not yet returned
   std::size_t pos = 0;              // start of the next unread byte in pending
   std::size_t scanned = 0;          // pending[pos, scanned) holds no '\n'
@@ -67,7 +67,7 @@ struct log_state {
     if (!ec) co_return;
     ended = true;
     io->close();
-    const bool closed = watch_state::connection_closed(ec);
+    const bool closed = body_stream::connection_closed(ec);
     if (closed && io->parser.is_done()) {
       co_return;
     }

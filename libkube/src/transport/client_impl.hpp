@@ -6,20 +6,17 @@
 #include "transport/endpoint.hpp"
 #include "transport/retry_policy.hpp"
 #include "transport/tls_context.hpp"
-#include "rest/status.hpp"
+#include "transport/status.hpp"
 
 #include <kube/base/token_bucket.hpp>
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/spawn.hpp>
 #include <kube/base/strand.hpp>
 #include <kube/detail/transport_params.hpp>
-#include <kube/detail/watch_decoder.hpp>
-#include <kube/rest/write_observer.hpp>
-#include <kube/watch/watch_stream.hpp>
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
-#include <kube/rest/request.hpp>
-#include <kube/rest/response.hpp>
+#include <kube/transport/request.hpp>
+#include <kube/transport/response.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -34,9 +31,7 @@
 #include <boost/system/system_error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/message.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
@@ -49,6 +44,13 @@
 #include <type_traits>
 #include <variant>
 #include <vector>
+
+namespace kube {
+// The rest part's write observers (kube/rest/write_observer.hpp): the
+// client keeps them, the typed and dynamic clients tell them of writes.
+struct written_object;
+class write_observer;
+}  // namespace kube
 
 namespace kube::detail {
 
@@ -141,14 +143,11 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
+struct body_stream;  // transport/body_stream.hpp
+
 /// How open_stream opens and reads a stream.
 struct stream_params {
   bool throttled = false;  ///< wait for the rate limiter first
-  /// The decoder keeps ADDED/MODIFIED/DELETED objects as text (typed
-  /// watches read them straight into T), or, with `objects` set, reads them
-  /// into the type as it frames each event.
-  bool raw_objects = false;
-  watch_decoder_params::object_reader objects = {};
   /// No byte for this long after the headers: the stream fails with
   /// asio::error::timed_out (0 = never).
   std::chrono::milliseconds idle_timeout{0};
@@ -189,11 +188,7 @@ public:
 
   /// Opens a streamed response (watch, logs) on a new connection and reads
   /// its headers (bounded by read_timeout); a refusal is read as a Status.
-  boost::asio::awaitable<result<std::shared_ptr<watch_state>>> open_stream(request req, stream_params p);
-
-  /// Opens a watch (open_stream, not throttled: client-go throttles log
-  /// streams, not watches).
-  boost::asio::awaitable<result<watch_stream>> open_watch(request req, stream_params p);
+  boost::asio::awaitable<result<std::shared_ptr<body_stream>>> open_stream(request req, stream_params p);
 
   /// Opens a new connection (TCP, proxy CONNECT, TLS handshake).
   boost::asio::awaitable<std::unique_ptr<connection>> connect(error_code& ec, diagnostics& diag);
@@ -224,93 +219,6 @@ private:
   friend class request_meter;
 };
 
-/// Where a watch's next event goes (watch_state::async_next): completed
-/// once, on the client's strand, with the event or the stream's failure.
-struct watch_waiter {
-  virtual ~watch_waiter() = default;
-  virtual void complete(result<watch_event> r) = 0;
-  /// The consumer's cancellation slot (unconnected when it has none).
-  boost::asio::cancellation_slot slot;
-};
-
-/// An open watch: its connection, the chunked-body parser and the decoder.
-/// Touched only on the client's strand.
-struct watch_state : std::enable_shared_from_this<watch_state> {
-  std::shared_ptr<client_impl> impl;
-  request req;
-  std::unique_ptr<connection> conn;
-  boost::beast::http::response_parser<boost::beast::http::buffer_body> parser;
-  watch_decoder decoder;
-  std::vector<char> buf = std::vector<char>(64 * 1024);
-  std::atomic<bool> done{false};  // written on the strand; is_open() reads it anywhere
-  error_code failure;             // reported once the events before it are consumed
-  diagnostics failure_diag;
-  std::chrono::milliseconds idle_timeout{0};  ///< see stream_params
-
-  // The idle_timeout watchdog: one timer per stream that fires at most once
-  // per idle_timeout, instead of a timer wait armed and cancelled around
-  // every read (two timer operations and a timerfd update per event).
-  std::optional<boost::asio::steady_timer> watchdog;
-  std::chrono::steady_clock::time_point read_since{};  ///< when the read in flight started
-  bool reading = false;                                ///< a read is in flight
-  bool armed = false;                                  ///< the watchdog's wait is pending
-
-  /// Reads the next piece of body into buf; n is how many bytes arrived.
-  boost::asio::awaitable<error_code> read_some(std::size_t& n);
-  /// Waits until `at`, then closes the stream if a read has been in flight
-  /// for idle_timeout, waits again if a younger one is, else stops (the
-  /// next read arms it: a stream nobody reads keeps no work pending).
-  void arm_watchdog(std::chrono::steady_clock::time_point at);
-
-  /// From any thread: completes `w` on the strand with the next event, the
-  /// failure or eof. One waiter at a time (one async_next per stream): a
-  /// second while one waits gets asio::error::in_progress. Each
-  /// event is read by plain handlers on the strand, no coroutine: the
-  /// per-event path of every watch and informer. The waiter's cancellation
-  /// (terminal) closes the stream; the read in flight then fails with
-  /// operation_aborted, which is what the waiter and later calls get.
-  void async_next(std::unique_ptr<watch_waiter> w);
-
-  void end_of_body();
-  /// A read ended because the connection closed (a FIN, TLS without
-  /// close_notify, Beast's end_of_stream or partial_message): the body's end
-  /// if the parser is done, else the body was cut short.
-  static bool connection_closed(error_code ec);
-  /// Ends the stream with `ec`; `why` (default: from `ec` or the decoder)
-  /// follows the request's description in the message.
-  void fail(error_code ec, std::string why = {});
-  void close();
-
-private:
-  bool waiting = false;  ///< a waiter's read is in flight
-  void want(std::unique_ptr<watch_waiter> w);
-  /// Reads for `w` until an event, failure or end is known.
-  void read_for(std::unique_ptr<watch_waiter> w);
-  /// The next event, failure or eof when known without reading more.
-  std::optional<result<watch_event>> ready();
-  /// Takes in what one read brought: n bytes of body and its error.
-  void took(error_code ec, std::size_t n);
-  /// Before and after each read: the body buffer and the watchdog's state;
-  /// end_read returns the read's error as the caller should see it.
-  void begin_read();
-  error_code end_read(error_code ec, std::size_t& n);
-  /// Parses the bytes already in the connection's buffer, as Beast's
-  /// http::async_read_some does before it reads, but without the post it
-  /// then makes to complete (a scheduler trip, and an epoll_wait, for every
-  /// chunk header and chunk of every event). True when that ends the read
-  /// (`ec` says how); false when the parser needs bytes from the socket.
-  bool parse_buffered(error_code& ec);
-  /// After a read (from the socket or the buffer) ended with `ec`: takes
-  /// in its body bytes and completes `w` with what is ready (see ready()),
-  /// if anything; true when it did.
-  bool after_read(watch_waiter& w, error_code ec);
-};
-
-/// The library's own way into a watch_stream's state.
-struct watch_stream_access {
-  static const std::shared_ptr<watch_state>& state(const watch_stream& w) noexcept { return w.state_; }
-};
-
 /// spawn_operation's `finish` for the client's coroutines: an exception
 /// becomes a code (operation_aborted when Asio throws it at the next
 /// co_await after a cancellation), and a failure carries no partial value.
@@ -336,50 +244,5 @@ struct finish_result {
     return {r.ec, std::move(r.diag), std::move(r.value)};
   }
 };
-
-/// The watch_waiter of `handler`, an any_completion_handler of
-/// void(error_code, diagnostics, R): `deliver(result<watch_event>)` turns
-/// the event into the handler's arguments on the strand (an exception
-/// there becomes finish_result's code); the handler then runs on its own
-/// executor, which is kept busy while the waiter waits.
-template <class Handler, class Deliver>
-class watch_waiter_for final : public watch_waiter {
-public:
-  watch_waiter_for(Handler h, Deliver deliver, const boost::asio::any_io_executor& strand)
-      : work_(boost::asio::prefer(boost::asio::get_associated_executor(h, strand),
-                                  boost::asio::execution::outstanding_work.tracked)),
-        handler_(std::move(h)),
-        deliver_(std::move(deliver)) {
-    slot = boost::asio::get_associated_cancellation_slot(handler_);
-  }
-
-  void complete(result<watch_event> r) override {
-    if (slot.is_connected()) slot.clear();
-    using args_t = std::invoke_result_t<Deliver&, result<watch_event>>;
-    args_t args;
-    try {
-      args = deliver_(std::move(r));
-    } catch (...) {
-      args = finish_result{}(std::current_exception(), result<std::tuple_element_t<2, args_t>>{});
-    }
-    boost::asio::dispatch(work_, [h = std::move(handler_), args = std::move(args)]() mutable {
-      std::apply(std::move(h), std::move(args));
-    });
-  }
-
-private:
-  using work_t = decltype(boost::asio::prefer(
-      std::declval<boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>>(),
-      boost::asio::execution::outstanding_work.tracked));
-  work_t work_;
-  Handler handler_;
-  Deliver deliver_;
-};
-
-template <class Handler, class Deliver>
-std::unique_ptr<watch_waiter> make_watch_waiter(Handler h, Deliver deliver,
-                                                const boost::asio::any_io_executor& strand) {
-  return std::make_unique<watch_waiter_for<Handler, Deliver>>(std::move(h), std::move(deliver), strand);
-}
 
 }  // namespace kube::detail

@@ -23,7 +23,7 @@
 // Connection retries and Retry-After share one count, `max_retries`.
 
 #include <kube/error.hpp>
-#include <kube/rest/request.hpp>
+#include <kube/transport/request.hpp>
 
 #include <chrono>
 

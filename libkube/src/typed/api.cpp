@@ -8,7 +8,10 @@
 #include "codec/parse_json.hpp"
 #include "codec/protobuf_meta.hpp"
 #include "transport/client_impl.hpp"
+#include "watch/watch_state.hpp"
 #include "rest/rest_params.hpp"
+
+#include <kube/rest/write_observer.hpp>
 
 #include <kube/typed/api.hpp>
 #include <kube/codec/codec_impl.hpp>
@@ -604,7 +607,7 @@ void typed_watch_open(typed_ptr t, watch_params p, std::shared_ptr<watch_stream>
        idle = p.idle_timeout]() mutable -> asio::awaitable<result<typed_done>> {
         // Objects read straight into T from the text, as each event is framed.
         auto r =
-            co_await impl->open_watch(std::move(req), {.raw_objects = true, .objects = objects, .idle_timeout = idle});
+            co_await open_watch(impl, std::move(req), {.raw_objects = true, .objects = objects, .idle_timeout = idle});
         if (!r.ec) *out = std::move(r.value);
         co_return result<typed_done>{r.ec, std::move(r.diag), {}};
       },
@@ -634,7 +637,7 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
     }
     return finish_result{}(nullptr, std::move(res));
   };
-  state->async_next(make_watch_waiter(std::move(h), std::move(deliver), state->impl->strand));
+  state->async_next(make_watch_waiter(std::move(h), std::move(deliver), state->strand()));
 }
 
 // ---- retry ---------------------------------------------------------------------

@@ -4,7 +4,7 @@
 // what is deeper than the limit with a message that says so; a request body
 // deeper than the limit is not sent.
 #include "codec/parse_json.hpp"
-#include "rest/status.hpp"
+#include "transport/status.hpp"
 #include "support/raw_http_server.hpp"
 
 #include <kube/codec/codec.hpp>

@@ -5,8 +5,8 @@
 #include <kube/detail/initiate.hpp>
 #include <kube/detail/transport_params.hpp>
 #include <kube/error.hpp>
-#include <kube/rest/request.hpp>
-#include <kube/rest/response.hpp>
+#include <kube/transport/request.hpp>
+#include <kube/transport/response.hpp>
 #include <kube/watch/watch_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

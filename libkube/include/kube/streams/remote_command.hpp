@@ -5,7 +5,7 @@
 
 #include <kube/detail/buffers.hpp>
 #include <kube/detail/initiate.hpp>
-#include <kube/rest/request.hpp>
+#include <kube/transport/request.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>

@@ -1,4 +1,4 @@
-#include <kube/rest/request.hpp>
+#include <kube/transport/request.hpp>
 
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/pchars.hpp>

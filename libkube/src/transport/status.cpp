@@ -1,6 +1,6 @@
 #include "codec/parse_json.hpp"
 #include "codec/protobuf_meta.hpp"
-#include "rest/status.hpp"
+#include "transport/status.hpp"
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json.hpp>

@@ -5,7 +5,7 @@
 
 #include <kube/diagnostics.hpp>
 #include <kube/error.hpp>
-#include <kube/rest/request.hpp>
+#include <kube/transport/request.hpp>
 
 #include <boost/beast/http/fields.hpp>
 
