@@ -28,7 +28,7 @@ asio::awaitable<void> crud(kube::client c, std::string ns, std::ostream& out) {
 
   ConfigMap cm;  // apiVersion/kind are filled in from resource_traits
   cm.metadata.name = "settings";
-  cm.data.emplace()["mode"] = "fast";  // a new map: on a copied object, emplace() would drop its keys
+  cm.data = kube::string_map<std::string>{{"mode", "fast"}};
   auto created = co_await cms.async_create(cm);
   out << "created " << created.name() << " uid " << created.uid() << "\n";
 
@@ -90,7 +90,7 @@ asio::awaitable<void> patching(kube::client c, std::string ns, std::ostream& out
 
   ConfigMap intent;  // server-side apply: only the fields this manager owns
   intent.metadata.name = "settings";
-  intent.data.emplace()["owner"] = "me";  // a new object: emplace() makes its map
+  intent.data = kube::string_map<std::string>{{"owner", "me"}};
   kube::patch_params apply;
   apply.field_manager = "my-controller";
   apply.force = false;  // true: take over fields other managers own
