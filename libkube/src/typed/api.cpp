@@ -517,28 +517,44 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
     auto ec = watch_event_error(ev, diag);
     return ec ? ec : error_code(api_errc::unknown);
   }
+  const event_object_ops& ops = *out.ops;
   *out.type = ev.type;
   out.resource_version->clear();
   if (out.initial_events_end) *out.initial_events_end = false;
+  // The object to fill: the caller's, or, for a shared event, a new T
+  // handed over at once (when the decoder's own cannot be).
+  void* object = out.object;
+  const auto fresh = [&] {
+    auto p = ops.make();
+    object = p.get();
+    ops.share(out.shared, std::move(p));
+  };
   if (ev.decoded) {
     // Read into T by the watch decoder already (see typed_watch_open).
-    if (!ev.decoded_type || !out.object_type || *ev.decoded_type != *out.object_type || !out.take ||
-        !out.resource_version_of) {
+    if (!ev.decoded_type || *ev.decoded_type != *ops.type || !ops.resource_version_of) {
       diag.set_client_message(what() + ": " + std::string(to_string(ev.type)) +
                               " event decoded into another type than the watch's");
       return client_errc::decode_error;
     }
-    out.take(out.object, ev.decoded.get(), ev.decoded.use_count() > 1);
-    *out.resource_version = out.resource_version_of(out.object);
+    const bool copy = ev.decoded.use_count() > 1;  // copies of the event share it
+    if (out.shared && !copy) {
+      object = ev.decoded.get();
+      ops.share(out.shared, std::move(ev.decoded));
+    } else {
+      if (out.shared) fresh();
+      ops.take(object, ev.decoded.get(), copy);
+    }
+    *out.resource_version = ops.resource_version_of(object);
     return {};
   }
+  if (out.shared) fresh();
   if (!ev.object_text.empty()) {
     // A raw-objects stream: straight from the text into T, no DOM.
     std::string read_error;
-    if (out.read && out.resource_version_of) {
+    if (ops.resource_version_of) {
       try {
-        codec::read_text(ev.object_text, out.read, out.object);
-        *out.resource_version = out.resource_version_of(out.object);
+        codec::read_text(ev.object_text, ops.read, object);
+        *out.resource_version = ops.resource_version_of(object);
         return {};
       } catch (const std::exception& e) {  // the DOM path below reports it, with the object's name
         read_error = e.what();
@@ -576,7 +592,7 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
   const json::value v(std::move(ev.object));
   try {
     const json_path root{};
-    out.decode(v, out.object, root);
+    ops.decode(v, object, root);
     return {};
   } catch (const std::exception&) {
     // Built only on failure: the watch hot path allocates nothing for messages.
@@ -586,7 +602,7 @@ error_code translate_event(watch_event& ev, const event_slot& out, const What& w
     if (const auto* m = v.as_object().if_contains("metadata"); m && m->is_object())
       if (const auto* n = m->as_object().if_contains("name"); n && n->is_string())
         w += " \"" + std::string(n->as_string()) + "\"";
-    return decode_value(v, out.decode, out.object, w, diag);
+    return decode_value(v, ops.decode, object, w, diag);
   }
 }
 

@@ -577,6 +577,47 @@ TEST_CASE("a watch event with a number too large for a double is a decode error 
       });
 }
 
+TEST_CASE("async_next_shared hands over each event's object in a shared_ptr of its own", "[typed][watch]") {
+  with_server(
+      [](const auto&) {
+        const std::string events =
+            R"({"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"5"},"data":{"k":"v"}}})"
+            "\n"
+            R"({"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"6","annotations":{"k8s.io/initial-events-end":"true"}}}})"
+            "\n"
+            R"({"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"},"data":{"k":[1]}}})"
+            "\n"
+            R"({"type":"DELETED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"8"},"data":{"k":"w"}}})"
+            "\n";
+        return std::vector<std::string>{json_response(200, events)};
+      },
+      [](kube::client c) -> asio::awaitable<void> {
+        kube::api<ConfigMap> cms(c, "demo");
+        auto w = co_await cms.async_watch();
+        auto added = co_await w.async_next_shared();
+        CHECK(added.type == kube::watch_event_type::added);
+        REQUIRE(added.object);
+        CHECK(added.object.use_count() == 1);  // nobody else holds the decoder's object
+        CHECK(added.object->data->at("k") == "v");
+        CHECK(added.resource_version == "5");
+        auto bookmark = co_await w.async_next_shared();
+        CHECK(bookmark.type == kube::watch_event_type::bookmark);
+        REQUIRE(bookmark.object);  // a default T
+        CHECK_FALSE(bookmark.object->metadata.name.has_value());
+        CHECK(bookmark.resource_version == "6");
+        CHECK(bookmark.initial_events_end);
+        auto [ec, bad] = co_await w.async_next_shared(asio::as_tuple(asio::use_awaitable));
+        CHECK(ec == kube::client_errc::decode_error);
+        auto deleted = co_await w.async_next_shared();
+        CHECK(deleted.type == kube::watch_event_type::deleted);
+        REQUIRE(deleted.object);
+        CHECK(deleted.object != added.object);
+        CHECK(deleted.object->data->at("k") == "w");
+        CHECK(added.object->data->at("k") == "v");  // the earlier event's object is its own
+        CHECK(deleted.resource_version == "8");
+      });
+}
+
 TEST_CASE("list_shared decodes each item into its own shared_ptr, with the list's metadata", "[typed][list]") {
   with_server(
       [](const http::request<http::string_body>& req) {

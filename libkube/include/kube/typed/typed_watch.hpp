@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 
 namespace kube {
@@ -45,21 +46,21 @@ struct shared_watch_event {
 
 namespace detail {
 
-/// Where a translated event goes.
-struct event_slot {
-  codec::decode_fn decode = nullptr;
-  codec::read_fn read = nullptr;  ///< for objects kept as text (watch_event::object_text)
+/// What a typed watch needs to know of its object type T: one static table
+/// per T (event_object_ops_for<T>), so that the compiled code handles every
+/// type alike.
+struct event_object_ops {
+  codec::decode_fn decode = nullptr;  ///< from a DOM object (bookmarks, untyped streams)
+  codec::read_fn read = nullptr;      ///< from the object's text (watch_event::object_text)
+  /// T's metadata.resourceVersion, a view into the object; nullptr when T
+  /// has no resource_version() accessor (its events go through the DOM).
   std::string_view (*resource_version_of)(const void* object) = nullptr;
-  watch_event_type* type = nullptr;
-  std::string* resource_version = nullptr;
-  bool* initial_events_end = nullptr;
-  void* object = nullptr;
-  std::shared_ptr<void> keep;
-  /// Takes an object the watch decoder already read (watch_event::decoded)
-  /// when it is of `object_type`, `object`'s type: moved, or copied when
-  /// copies of the event share it.
-  const std::type_info* object_type = nullptr;
+  const std::type_info* type = nullptr;  ///< T (what watch_event::decoded_type must be)
+  std::shared_ptr<void> (*make)() = nullptr;
+  /// Moves (or, with `copy`, copies) the decoder's T at `decoded` into `object`.
   void (*take)(void* object, void* decoded, bool copy) = nullptr;
+  /// Sets the std::shared_ptr<T> at `field` to `object`, a T.
+  void (*share)(void* field, std::shared_ptr<void> object) = nullptr;
 };
 
 template <class T>
@@ -71,9 +72,13 @@ void take_object(void* object, void* decoded, bool copy) {
   }
 }
 
+template <class T>
+void share_object(void* field, std::shared_ptr<void> object) {
+  *static_cast<std::shared_ptr<T>*>(field) = std::static_pointer_cast<T>(std::move(object));
+}
+
 /// T's metadata.resourceVersion (a view into the object), when T has the
-/// resource_version() accessor generated resource kinds have; else nullptr
-/// (events of such a T go through the DOM).
+/// resource_version() accessor generated resource kinds have; else nullptr.
 template <class T>
 constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
   if constexpr (has_resource_version<T>) {
@@ -83,21 +88,40 @@ constexpr auto resource_version_of() -> std::string_view (*)(const void*) {
   }
 }
 
-/// The slot of an event `ev` (typed_watch_event or shared_watch_event)
-/// whose object is `*object`; `ev` is kept alive with the slot.
+template <class T>
+inline constexpr event_object_ops event_object_ops_for{
+    &codec::decode_erased<T>, &codec::read_erased<T>, resource_version_of<T>(), &typeid(T),
+    &make_object<T>,          &take_object<T>,        &share_object<T>};
+
+/// Where a translated event goes: the event's fields, and its object either
+/// filled in place (`object`, a T) or handed over as the decoder's own heap
+/// T (`shared`, a std::shared_ptr<T>: no second T, no move).
+struct event_slot {
+  const event_object_ops* ops = nullptr;
+  watch_event_type* type = nullptr;
+  std::string* resource_version = nullptr;
+  bool* initial_events_end = nullptr;
+  void* object = nullptr;
+  void* shared = nullptr;
+  std::shared_ptr<void> keep;  ///< keeps the event the pointers point into
+};
+
+/// The slot of `ev`, a typed_watch_event<T> (filled in place) or a
+/// shared_watch_event<T> (given the decoder's object); `ev` is kept alive
+/// with the slot.
 template <class T, class Event>
-event_slot make_event_slot(std::shared_ptr<Event> ev, T* object) {
+event_slot make_event_slot(std::shared_ptr<Event> ev) {
   event_slot s;
-  s.decode = &codec::decode_erased<T>;
-  s.read = &codec::read_erased<T>;
-  s.resource_version_of = resource_version_of<T>();
+  s.ops = &event_object_ops_for<T>;
   s.type = &ev->type;
   s.resource_version = &ev->resource_version;
   s.initial_events_end = &ev->initial_events_end;
-  s.object = object;
+  if constexpr (std::is_same_v<Event, shared_watch_event<T>>) {
+    s.shared = &ev->object;
+  } else {
+    s.object = &ev->object;
+  }
   s.keep = std::move(ev);
-  s.object_type = &typeid(T);
-  s.take = &take_object<T>;
   return s;
 }
 
@@ -119,15 +143,11 @@ void typed_watch_next(typed_ptr t, watch_stream w, event_slot out, typed_complet
 template <class T>
 error_code decode_watch_event(watch_event ev, typed_watch_event<T>& out, diagnostics& diag) {
   detail::event_slot s;
-  s.decode = &codec::decode_erased<T>;
-  s.read = &codec::read_erased<T>;
-  s.resource_version_of = detail::resource_version_of<T>();
+  s.ops = &detail::event_object_ops_for<T>;
   s.type = &out.type;
   s.resource_version = &out.resource_version;
   s.initial_events_end = &out.initial_events_end;
   s.object = &out.object;
-  s.object_type = &typeid(T);
-  s.take = &detail::take_object<T>;
   return detail::translate_watch_event(ev, s, "watch event", diag);
 }
 
@@ -159,22 +179,20 @@ public:
   auto async_next(Token&& token = {}) {
     return detail::typed_initiate<typed_watch_event<T>>(
         [t = t_, w = w_](std::shared_ptr<typed_watch_event<T>> out, detail::typed_completion h) mutable {
-          T* object = &out->object;
-          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot(std::move(out), object),
+          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot<T>(std::move(out)),
                                    std::move(h));
         },
         std::forward<Token>(token));
   }
 
-  /// As async_next, with the object decoded into its own shared_ptr.
+  /// As async_next, with the object in its own shared_ptr: the one the
+  /// watch decoder read it into (no second object, no move).
   /// Completion: void(error_code, shared_watch_event<T>).
   template <class Token = use_awaitable_t>
   auto async_next_shared(Token&& token = {}) {
     return detail::typed_initiate<shared_watch_event<T>>(
         [t = t_, w = w_](std::shared_ptr<shared_watch_event<T>> out, detail::typed_completion h) mutable {
-          out->object = std::make_shared<T>();
-          T* object = out->object.get();
-          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot(std::move(out), object),
+          detail::typed_watch_next(std::move(t), std::move(w), detail::make_event_slot<T>(std::move(out)),
                                    std::move(h));
         },
         std::forward<Token>(token));
