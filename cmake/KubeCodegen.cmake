@@ -7,8 +7,8 @@
 # and the types live in <NAMESPACE>::<version> (default namespace: the first
 # label of the CRD's group, e.g. samplecontroller.k8s.io -> samplecontroller).
 #
-# <target> links kube::api_meta (the meta/v1 types the generated code uses);
-# link kube::api as well for built-in types.
+# <target> links kube::k8s_meta (the meta/v1 types the generated code uses);
+# link kube::k8s as well for built-in types.
 #
 # Needs: Python 3 (standard library only), the kube-codegen script and the
 # kube-yaml2json tool (both set up by the kube project or its package).
@@ -52,6 +52,6 @@ function(kube_add_crd_types target manifest)
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}/include>")
   # The generated types refer to meta/v1 only (ObjectMeta, ListMeta): a
   # target that also uses built-in types (a controller's Deployments, the
-  # scale subresource's Scale) links kube::api itself.
-  target_link_libraries(${target} PUBLIC kube::api_meta)
+  # scale subresource's Scale) links kube::k8s itself.
+  target_link_libraries(${target} PUBLIC kube::k8s_meta)
 endfunction()

@@ -11,7 +11,7 @@ Two modes:
   kube_codegen.py openapi --spec DIR --out DIR [--list]
       Every schema of the OpenAPI v3 documents in DIR (as captured by
       spec/refresh.sh) becomes a C++ struct in namespace k8s::<group>::<version>,
-      declared in <OUT>/include/kube/api/<group>/<version>/<snake_name>.hpp, with
+      declared in <OUT>/include/kube/k8s/<group>/<version>/<snake_name>.hpp, with
       JSON decode/encode defined in <OUT>/src/*.cpp, and resource_traits for
       every kind the API server serves. When DIR/proto holds the types'
       generated.proto files (spec/refresh-proto.sh), every struct whose
@@ -187,7 +187,7 @@ class Struct:
         self.key = key          # schema name, unique
         self.name = name        # C++ name
         self.ns = ns            # C++ namespace "k8s::core::v1"
-        self.header = header    # include path "kube/api/core/v1/pod.hpp"
+        self.header = header    # include path "kube/k8s/core/v1/pod.hpp"
         self.desc = desc
         self.fields = []
         self.resource = None    # dict(group, version, kind, plural, namespaced, list)
@@ -378,10 +378,10 @@ class OpenAPIGen:
             kind, group, version = schema_namespace(key)
             if version:
                 ns = f"k8s::{field_name(group).rstrip('_')}::{version}"
-                hdir = f"kube/api/{field_name(group).rstrip('_')}/{version}"
+                hdir = f"kube/k8s/{field_name(group).rstrip('_')}/{version}"
             else:
                 ns = f"k8s::{field_name(group).rstrip('_')}"
-                hdir = f"kube/api/{field_name(group).rstrip('_')}"
+                hdir = f"kube/k8s/{field_name(group).rstrip('_')}"
             self.structs[key] = Struct(key, kind, ns, f"{hdir}/{snake(kind)}.hpp", s.get("description", ""))
             self.structs[key].accessors = bool(s.get("x-kube-metadata-accessors"))
         gvk_of = {}
@@ -1227,8 +1227,8 @@ def gen_crd(args):
     structs = g.build(args.header)
     # the meta types CRDs use live in the generated k8s::meta::v1 headers
     meta = {
-        "meta::ObjectMeta": Struct("meta::ObjectMeta", "ObjectMeta", "k8s::meta::v1", "kube/api/meta/v1/object_meta.hpp", ""),
-        "meta::ListMeta": Struct("meta::ListMeta", "ListMeta", "k8s::meta::v1", "kube/api/meta/v1/list_meta.hpp", ""),
+        "meta::ObjectMeta": Struct("meta::ObjectMeta", "ObjectMeta", "k8s::meta::v1", "kube/k8s/meta/v1/object_meta.hpp", ""),
+        "meta::ListMeta": Struct("meta::ListMeta", "ListMeta", "k8s::meta::v1", "kube/k8s/meta/v1/list_meta.hpp", ""),
     }
     em = Emitter(structs, meta)
     comps = em.box_cycles()

@@ -60,7 +60,7 @@ for doc in docs:
             for m in tick.finditer(line):
                 p = clean(m.group(1))
                 if "<" in p or "{" in p or "..." in p:
-                    continue  # a pattern in prose: kube/api/<group>/...
+                    continue  # a pattern in prose: kube/k8s/<group>/...
                 if not exists(os.path.join(root, p)):
                     missing.append(f"{doc}:{n}: `{m.group(1)}`: no such path")
 for m in missing:

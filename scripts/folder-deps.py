@@ -59,7 +59,7 @@ def part_of(path):
         return "core"
     if rest[0] == "detail":
         return DETAIL_PARTS.get(rest[1], "detail:" + rest[1])
-    if rest[0] == "api":  # kube/api/*.hpp: the runtime of the generated types
+    if rest[0] == "k8s":  # kube/k8s/*.hpp: the generated types
         return "codec"
     return rest[0]
 

@@ -99,7 +99,6 @@ fi
 stamp "format check, every path the docs name exists, the parts depend one way"
 "$root/scripts/format.sh" --check
 python3 "$root/scripts/check-doc-paths.py"
-# The client's hub (transport/client_impl.hpp) is the one knot left: docs/architecture.md.
 python3 "$root/scripts/folder-deps.py" --check >/dev/null
 
 stamp "configure + build everything (g++ 12, libstdc++, address,undefined)"

@@ -12,10 +12,10 @@ build=${1:?usage: scripts/tidy.sh BUILD_DIR}
 tidy=${CLANG_TIDY:-clang-tidy-16}
 jobs=${KUBE_JOBS:-$(nproc)}
 cd "$root"
-# Some sources include generated headers (kube/api/meta/v1/..., e.g. the
-# metadata client the sharding coordinator uses): build kube::api_meta, which
+# Some sources include generated headers (kube/k8s/meta/v1/..., e.g. the
+# metadata client the sharding coordinator uses): build kube::k8s_meta, which
 # generates them, so clang-tidy finds them. The build that follows needs it too.
-cmake --build "$build" -j "$jobs" --target kube_api_meta
+cmake --build "$build" -j "$jobs" --target kube_k8s_meta
 mapfile -t files < <(git ls-files 'libkube/base/src/*.cpp' 'libkube/src/*.cpp' 'informer/src/*.cpp' 'informer/controller/src/*.cpp' 'workqueue/src/*.cpp' \
   'prometheus/src/*.cpp' |
   grep -v -e '_impl\.cpp$')

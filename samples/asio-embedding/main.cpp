@@ -17,7 +17,7 @@
 #include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>
 
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

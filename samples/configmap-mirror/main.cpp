@@ -11,7 +11,7 @@
 //
 // usage: configmap-mirror --from SOURCE_NS --to TARGET_NS [--kubeconfig FILE] [--context NAME] [--workers N]
 #include <kube/typed/api.hpp>
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>

@@ -8,7 +8,7 @@
 // the server reports, such as a missing pod or container, is printed with
 // the server's message and gives 1).
 #include <kube/streams/pod_streams.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
 #include <kube/typed/api.hpp>

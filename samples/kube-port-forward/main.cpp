@@ -10,7 +10,7 @@
 // through the apiserver until SIGINT/SIGTERM (exit status 0). A connection
 // that cannot be forwarded is closed and logged; the others go on. One
 // port pair per run.
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/exception.hpp>
 #include <kube/streams/port_forward.hpp>

@@ -28,7 +28,7 @@
 // --shard-labels: label mode, each replica caches only its own Foos and
 // Deployments (labelled shard.kube-cpp.dev/sample-controller=IDENTITY).
 #include <kube/typed/api.hpp>
-#include <kube/api/apps/v1/deployment.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>

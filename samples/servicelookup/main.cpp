@@ -20,9 +20,9 @@
 #include <kube/informer/informer_factory.hpp>
 #include <kube/workqueue/queue.hpp>
 
-#include <kube/api/core/v1/pod.hpp>
-#include <kube/api/core/v1/service.hpp>
-#include <kube/api/discovery/v1/endpoint_slice.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/service.hpp>
+#include <kube/k8s/discovery/v1/endpoint_slice.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

@@ -31,11 +31,11 @@
 #include <kube/typed/api.hpp>
 #include <kube/workqueue/rate_limited_queue.hpp>
 
-#include <kube/api/apps/v1/deployment.hpp>
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/pod.hpp>
-#include <kube/api/core/v1/service.hpp>
-#include <kube/api/discovery/v1/endpoint_slice.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/service.hpp>
+#include <kube/k8s/discovery/v1/endpoint_slice.hpp>
 
 #include <samplecontroller/foo.hpp>  // samples/sample-controller/crd.yaml
 

@@ -7,7 +7,7 @@
 
 #include "fuzz_support.hpp"
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/codec/codec.hpp>
 #include <kube/detail/list_decoder.hpp>
 #include <kube/detail/typed_core.hpp>

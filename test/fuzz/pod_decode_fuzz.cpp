@@ -4,7 +4,7 @@
 
 #include "typed_decode_check.hpp"
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 
 #include <cstddef>
 #include <cstdint>

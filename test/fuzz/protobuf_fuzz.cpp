@@ -13,7 +13,7 @@
 
 #include "fuzz_support.hpp"
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/codec/codec.hpp>
 #include <kube/codec/proto_impl.hpp>
 #include <kube/detail/typed_core.hpp>

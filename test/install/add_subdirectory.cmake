@@ -17,7 +17,7 @@ project(kube_subdir_consumer LANGUAGES CXX)
 include(FetchContent)
 FetchContent_Declare(kube SOURCE_DIR \"${KUBE_SOURCE_DIR}\")
 FetchContent_MakeAvailable(kube)
-foreach(t kube::kube kube::api kube::informer kube::controller kube::workqueue kube::prometheus)
+foreach(t kube::kube kube::k8s kube::informer kube::controller kube::workqueue kube::prometheus)
   if(NOT TARGET \${t})
     message(FATAL_ERROR \"FetchContent(kube) did not define \${t}\")
   endif()
@@ -26,7 +26,7 @@ if(KUBE_BUILD_TESTS OR KUBE_BUILD_SAMPLES)
   message(FATAL_ERROR \"kube's tests or samples are on in a project that is not kube\")
 endif()
 add_executable(consumer_api_pod api_pod.cpp)
-target_link_libraries(consumer_api_pod PRIVATE kube::api kube::controller)
+target_link_libraries(consumer_api_pod PRIVATE kube::k8s kube::controller)
 ")
 # The prefixes in the environment (':'-separated), as run.cmake passes them:
 # a ';' in a -D argument would split it.
@@ -38,7 +38,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "add_subdirectory test: configuring a project that takes kube in with FetchContent failed (${rc})")
 endif()
 # The consumer's TU needs the generated headers, made by a build step of
-# kube::api. Ninja would first build what kube::api links (kube's libraries),
+# kube::k8s. Ninja would first build what kube::k8s links (kube's libraries),
 # so the two commands that matter are taken from the build and run alone: the
 # generator's, then the TU's compile ("ninja -t commands T" lists the commands
 # that make T, T's own last).
@@ -55,5 +55,5 @@ function(run_last_command_of target what)
     message(FATAL_ERROR "add_subdirectory test: ${what} failed (${rc}): ${command}")
   endif()
 endfunction()
-run_last_command_of(_deps/kube-build/codegen/generated/include/kube/api/core/v1/pod.hpp "generating kube's types")
+run_last_command_of(_deps/kube-build/codegen/generated/include/kube/k8s/core/v1/pod.hpp "generating kube's types")
 run_last_command_of(CMakeFiles/consumer_api_pod.dir/api_pod.cpp.o "compiling the consumer's TU")

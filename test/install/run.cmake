@@ -29,8 +29,8 @@ set(configure ${CMAKE_COMMAND} -E env "CMAKE_PREFIX_PATH=${prefix}:${PREFIX_PATH
   "-DCMAKE_CXX_FLAGS=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
   -DKUBE_SMALL_CONTROLLER_SOURCE=${SMALL_CONTROLLER_SOURCE})
 
-# The package is 0.1.x and says SameMinorVersion: 0.2 and 1.0 are refused.
-foreach(wanted 0.2 1.0)
+# The package is 0.2.x and says SameMinorVersion: 0.1, 0.3 and 1.0 are refused.
+foreach(wanted 0.1 0.3 1.0)
   execute_process(COMMAND ${configure} -B ${WORK_DIR}/build-${wanted} -DKUBE_WANTED_VERSION=${wanted}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(rc EQUAL 0 OR NOT err MATCHES "kubeConfig.cmake, version: ")

@@ -6,7 +6,7 @@
 #include "support/pods.hpp"
 
 #include <kube/streams/pod_streams.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>

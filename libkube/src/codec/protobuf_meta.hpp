@@ -1,7 +1,7 @@
 #pragma once
 
 // Internal: the few apimachinery messages libkube reads from protobuf
-// without the generated types (which live in kube::api_meta): a Status
+// without the generated types (which live in kube::k8s_meta): a Status
 // (error answers and watch ERROR events) and the metadata of a watch
 // BOOKMARK. Each becomes the JSON object the JSON wire would have carried,
 // so the code after it does not care which wire format came in.

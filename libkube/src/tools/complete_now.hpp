@@ -3,14 +3,21 @@
 // Internal: completing a refused operation at once: a second async_run (the
 // leader elector, the event recorder, the port forwarder), an operation on
 // a default-constructed stream (logs, exec, port-forward), which has no
-// strand to run on.
+// strand to run on; and the one run of a long-lived object (start_once).
 
 #include <kube/detail/initiate.hpp>
+#include <kube/detail/spawn.hpp>
+#include <kube/exception.hpp>
 #include <kube/error.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/dispatch.hpp>
 
+#include <exception>
+#include <memory>
+#include <tuple>
 #include <utility>
 
 namespace kube::detail {
@@ -34,6 +41,29 @@ void complete_empty(completion<T> handler, const char* what) {
     d.set_client_message(what);
     std::move(h)(error_code(client_errc::protocol_error), std::move(d), T{});
   });
+}
+
+/// The async_run of a long-lived object (the leader elector, the event
+/// recorder): `impl->run()` on `impl->ex_`, refused with
+/// client_errc::already_running while a run is in progress. When it ends,
+/// `ended(*impl)` resets the object's state, then the handler gets the
+/// run's error (operation_aborted once cancelled). `impl` lives as long as
+/// the run.
+template <class Impl, class Ended>
+void start_once(std::shared_ptr<Impl> impl, boost::asio::any_completion_handler<void(error_code)> handler,
+                Ended ended) {
+  if (impl->running_.exchange(true)) {
+    complete_now(impl->ex_, std::move(handler), make_error_code(client_errc::already_running));
+    return;
+  }
+  auto ex = impl->ex_;
+  auto run = impl->run();  // before `impl` moves into the finisher (arguments have no order)
+  spawn_operation(ex, std::move(run), std::move(handler),
+                  [impl = std::move(impl), ended = std::move(ended)](std::exception_ptr e) mutable {
+                    ended(*impl);
+                    impl->running_ = false;
+                    return std::tuple{error_of(e)};
+                  });
 }
 
 }  // namespace kube::detail

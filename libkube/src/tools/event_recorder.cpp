@@ -366,19 +366,12 @@ public:
 
 void event_recorder_start(std::shared_ptr<event_recorder_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
-  if (impl->running_.exchange(true)) {
-    complete_now(impl->ex_, std::move(handler), make_error_code(client_errc::already_running));
-    return;
-  }
-  auto ex = impl->ex_;
-  spawn_operation(ex, impl->run(), std::move(handler), [impl](std::exception_ptr e) {
+  start_once(std::move(impl), std::move(handler), [](event_recorder_impl& r) {
     {
-      std::lock_guard lk(impl->m_);
-      impl->waiting_ = false;
+      std::lock_guard lk(r.m_);
+      r.waiting_ = false;
     }
-    impl->wake_.reset();
-    impl->running_ = false;
-    return std::tuple{error_of(e)};
+    r.wake_.reset();
   });
 }
 

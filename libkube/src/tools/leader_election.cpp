@@ -430,16 +430,7 @@ public:
 
 void leader_elector_start(std::shared_ptr<leader_elector_impl> impl,
                           asio::any_completion_handler<void(error_code)> handler) {
-  if (impl->running_.exchange(true)) {
-    complete_now(impl->ex_, std::move(handler), make_error_code(client_errc::already_running));
-    return;
-  }
-  auto ex = impl->ex_;
-  spawn_operation(ex, impl->run(), std::move(handler), [impl](std::exception_ptr e) {
-    impl->running_ = false;
-    impl->leader_ = false;
-    return std::tuple{error_of(e)};
-  });
+  start_once(std::move(impl), std::move(handler), [](leader_elector_impl& l) { l.leader_ = false; });
 }
 
 }  // namespace detail

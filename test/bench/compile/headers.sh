@@ -5,7 +5,7 @@
 # are not included by users directly).
 # usage: test/bench/compile/headers.sh BUILD_DIR [CXX [CXXFLAGS...]]
 # BUILD_DIR is a configured kube tree (for the generated headers of
-# kube::api_meta and the include paths); CXX defaults to g++. Prints a
+# kube::k8s_meta and the include paths); CXX defaults to g++. Prints a
 # Markdown table, heaviest first, for docs/building.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)

@@ -22,7 +22,7 @@
 // Output line (key=value):
 //   RESULT impl=kube|kube-shared format=json|protobuf items=N bytes=B ms=.. cpu_ms=.. maxrss_kb=.. heap_per_item=..
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/codec/json_reader.hpp>
 #include <kube/detail/typed_core.hpp>
 

@@ -50,7 +50,7 @@
 //   and with --relist: RELIST steady_rss_kb=.. peak_rss_kb=.. after_rss_kb=.. steady_heap_kb=.. peak_heap_kb=..
 //          reused=.. relist_sync=streaming|list
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/informer/informer_factory.hpp>

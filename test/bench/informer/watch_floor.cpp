@@ -35,7 +35,7 @@
 //   RESULT impl=floor-tls|floor-tls-blocking|floor-watch[-json] objects=0 sync_s=.. updates_s=.. cpu_s=.. cpu_synced_s=.. sys_s=.. maxrss_kb=.. rss_before_kb=.. rss_synced_kb=..
 
 #include <kube/typed/api.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/config/client_config.hpp>
 

@@ -1,7 +1,7 @@
 // What a user TU that lists Pods with the typed client compiles: kube::api<Pod>
 // and one coroutine. Built against the installed package by the install
 // tests, and timed by test/bench/compile/run.sh (docs/building.md).
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/rest/client.hpp>
 #include <kube/typed/api.hpp>

@@ -6,7 +6,7 @@
 #include "support/client_support.hpp"
 
 #include <kube/typed/api.hpp>
-#include <kube/api/autoscaling/v1/scale.hpp>
+#include <kube/k8s/autoscaling/v1/scale.hpp>
 #include <kube/test/widgets.hpp>
 
 #include <boost/asio/as_tuple.hpp>

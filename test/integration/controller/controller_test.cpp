@@ -6,8 +6,8 @@
 #include "support/client_support.hpp"
 
 #include <kube/typed/api.hpp>
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/secret.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/secret.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/informer/informer_factory.hpp>
 

@@ -28,7 +28,7 @@
 // usage: kube-shard-replica --namespace NS --identity ID (--ring RING [--label-mode] | --unsharded)
 //                           [--lease-seconds N]
 #include <kube/typed/api.hpp>
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/config/client_config.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/error.hpp>

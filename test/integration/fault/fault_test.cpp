@@ -11,7 +11,7 @@
 #include "support/toxiproxy.hpp"
 
 #include <kube/dynamic/dynamic_api.hpp>
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/informer/dynamic_lister_watcher.hpp>
 #include <kube/informer/shared_informer.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>

@@ -5,7 +5,7 @@
 // deletes made with kubectl, and their caches hold the same objects.
 #include "support/client_support.hpp"
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/informer/informer_factory.hpp>
 #include <kube/informer/shared_informer.hpp>
 

@@ -4,7 +4,7 @@
 // same through the typed client (kube::api<ConfigMap>).
 #include "support.hpp"
 
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/dynamic/dynamic_api.hpp>
 #include <kube/tools/finalizer.hpp>
 #include <kube/typed/api.hpp>

@@ -3,7 +3,7 @@
 // Test support for tests that need pods running on the test cluster's fake
 // nodes (KWOK) and read their streams: exec, attach, logs, port-forward.
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/as_tuple.hpp>

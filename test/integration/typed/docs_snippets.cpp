@@ -6,8 +6,8 @@
 #include <kube/streams/pod_streams.hpp>
 #include <kube/tools/retry.hpp>
 #include <kube/typed/api.hpp>
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,4 +1,4 @@
-// kube::api<T> over the generated types (kube::api target) against the real
+// kube::api<T> over the generated types (kube::k8s target) against the real
 // cluster: CRUD of Namespace, Pod, ConfigMap, Secret, Service, Deployment,
 // Lease; Deployment scale through the named Scale helpers; eviction; apply
 // with two managers; a wrong-UID delete; 1,200 configmaps listed across
@@ -6,14 +6,14 @@
 #include "support/client_support.hpp"
 
 #include <kube/typed/api.hpp>
-#include <kube/api/apps/v1/deployment.hpp>
-#include <kube/api/autoscaling/v1/scale.hpp>
-#include <kube/api/coordination/v1/lease.hpp>
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/namespace.hpp>
-#include <kube/api/core/v1/pod.hpp>
-#include <kube/api/core/v1/secret.hpp>
-#include <kube/api/core/v1/service.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
+#include <kube/k8s/autoscaling/v1/scale.hpp>
+#include <kube/k8s/coordination/v1/lease.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/namespace.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/secret.hpp>
+#include <kube/k8s/core/v1/service.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -6,7 +6,7 @@
 // mutable), and kubectl, the independent client, would not see it.
 #include "support/client_support.hpp"
 
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/typed/api.hpp>
 
 #include <boost/asio/this_coro.hpp>

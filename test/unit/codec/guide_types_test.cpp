@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 // --- snippet: build-a-deployment ---
-#include <kube/api/apps/v1/deployment.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
 #include <kube/codec/codec.hpp>
 
 k8s::apps::v1::Deployment make_deployment(const std::string& name, std::int32_t replicas) {
@@ -27,7 +27,7 @@ k8s::apps::v1::Deployment make_deployment(const std::string& name, std::int32_t 
 // --- end snippet ---
 
 // --- snippet: decode ---
-#include <kube/api/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
 
 std::string greeting(std::string_view json) {
   try {

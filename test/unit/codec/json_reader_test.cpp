@@ -2,8 +2,8 @@
 // with the DOM decoder on every input, reject what boost::json rejects, and
 // fail cleanly (never crash) on malformed or hostile text.
 
-#include <kube/api/apps/v1/deployment.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/codec/json_reader.hpp>
 
 #include <boost/json.hpp>

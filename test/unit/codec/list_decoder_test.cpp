@@ -4,7 +4,7 @@
 
 #include "protobuf_data.hpp"
 
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/codec/codec.hpp>
 #include <kube/codec/json_reader.hpp>
 #include <kube/detail/list_decoder.hpp>

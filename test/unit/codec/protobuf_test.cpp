@@ -5,9 +5,9 @@
 
 #include "protobuf_data.hpp"
 
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/pod.hpp>
-#include <kube/api/meta/v1/status.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
+#include <kube/k8s/meta/v1/status.hpp>
 #include <kube/codec/codec.hpp>
 #include <kube/codec/proto_impl.hpp>
 #include <kube/detail/typed_core.hpp>

@@ -4,8 +4,8 @@
 
 #include "roundtrip_support.hpp"
 
-#include <kube/api/apps/v1/deployment.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 
 #include <catch2/catch.hpp>
 

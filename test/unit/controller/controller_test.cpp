@@ -3,9 +3,9 @@
 // owned-object events enqueue the controller owner, mapping functions,
 // "gone" for deleted objects. Generated types: ConfigMap primary, Secret
 // owned, Service watched through a mapping function.
-#include <kube/api/core/v1/config_map.hpp>
-#include <kube/api/core/v1/secret.hpp>
-#include <kube/api/core/v1/service.hpp>
+#include <kube/k8s/core/v1/config_map.hpp>
+#include <kube/k8s/core/v1/secret.hpp>
+#include <kube/k8s/core/v1/service.hpp>
 #include <kube/controller/controller.hpp>
 #include <kube/informer/fake_lister_watcher.hpp>
 #include <kube/base/manual_clock.hpp>

@@ -1,7 +1,7 @@
 // Keys and owner references: parse_key, group_of, controller_owner_key for
 // generated types and for kube::unstructured.
-#include <kube/api/apps/v1/deployment.hpp>
-#include <kube/api/rbac/v1/cluster_role.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
+#include <kube/k8s/rbac/v1/cluster_role.hpp>
 #include <kube/controller/owner.hpp>
 #include <kube/controller/reconcile.hpp>
 

@@ -7,7 +7,7 @@
 #include "support/raw_http_server.hpp"
 
 #include <kube/streams/pod_streams.hpp>
-#include <kube/api/core/v1/pod.hpp>
+#include <kube/k8s/core/v1/pod.hpp>
 #include <kube/streams/port_forward.hpp>
 #include <kube/typed/api.hpp>
 

@@ -324,7 +324,7 @@ TEST_CASE("queue: async_get works with deferred (default), use_awaitable, as_tup
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        std::string a = co_await q.async_get();  // default token: deferred
+        std::string a = co_await q.async_get();  // default token: kube::use_awaitable
         seen.push_back(a);
         std::string b = co_await q.async_get(asio::use_awaitable);
         seen.push_back(b);

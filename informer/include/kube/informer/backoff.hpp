@@ -23,12 +23,13 @@ struct backoff_params {
   clock::duration reset_after = std::chrono::minutes(2);
 };
 
-/// kube::backoff (client-go's wait.Backoff) with a reset: client-go's
+/// Steps a kube::backoff (client-go's wait.Backoff, the SDK's one backoff)
+/// and starts it over after a healthy while: client-go's
 /// exponentialBackoffManagerImpl, where the reset interval counts from the
 /// last delay taken. Plain value, not thread-safe.
-class backoff {
+class backoff_manager {
 public:
-  explicit backoff(backoff_params p = {})
+  explicit backoff_manager(backoff_params p = {})
       : p_(p),
         b_(fresh()) {}
 

@@ -5,6 +5,7 @@
 #include <kube/informer/known_objects.hpp>
 
 #include <kube/error.hpp>
+#include <kube/use_awaitable.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -148,8 +149,8 @@ public:
   [[nodiscard]] bool closed() const noexcept { return closed_; }
 
   /// Completion signature: void(error_code, delta_list<T>).
-  template <class CompletionToken>
-  auto async_pop(CompletionToken&& token) {
+  template <class CompletionToken = kube::use_awaitable_t>
+  auto async_pop(CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(error_code, delta_list<T>)>(
         [this](auto handler) {
           if (waiter_) {

@@ -87,7 +87,7 @@ public:
   /// names, labels, annotations, owner references, resourceVersion... but
   /// no spec, data or status. For any resource whose objects have
   /// ObjectMeta, built-in or custom; strip_managed_fields applies. Needs
-  /// kube::api (the generated meta/v1 types).
+  /// kube::k8s (the generated meta/v1 types).
   std::shared_ptr<shared_index_informer<partial_object_metadata>> for_metadata(const group_version_resource& gvr);
 
   /// The informer of the typed resource T (a generated or CRD type) over

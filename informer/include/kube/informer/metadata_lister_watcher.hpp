@@ -2,7 +2,7 @@
 
 // lister_watcher over the metadata-only client: the metadata
 // (k8s::meta::v1::PartialObjectMetadata) of one resource's objects, in one
-// namespace or all. Needs kube::api (the generated meta/v1 types).
+// namespace or all. Needs kube::k8s (the generated meta/v1 types).
 
 #include <kube/informer/lister_watcher.hpp>
 #include <kube/informer/typed_lister_watcher.hpp>

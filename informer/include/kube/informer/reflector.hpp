@@ -725,8 +725,8 @@ private:
   std::shared_ptr<lister_watcher<T>> lw_;
   delta_fifo<T>& fifo_;
   reflector_params<T> o_;
-  backoff backoff_;
-  backoff reconnect_;
+  backoff_manager backoff_;
+  backoff_manager reconnect_;
   std::string last_rv_;
   bool unavailable_ = false;
   reflector_stats stats_;

@@ -2,7 +2,7 @@
 
 // JSON encoding and decoding of generated Kubernetes types.
 //
-//   auto pod = kube::from_json<kube::api::core::v1::Pod>(text);   // throws kube::decode_error
+//   auto pod = kube::from_json<k8s::core::v1::Pod>(text);   // throws kube::decode_error
 //   std::string text = kube::to_json(pod);
 //
 // Every generated type T declares, in its own namespace (found by ADL):

@@ -44,8 +44,8 @@ struct typed_target {
   /// The metadata client asks for PartialObjectMetadata(List) here.
   std::string accept_object, accept_list;
   /// How a watch's decoder reads objects straight into the type as each
-  /// event is framed; unset (the metadata client, types without
-  /// resource_version()): the event keeps the text.
+  /// event is framed; unset (types without resource_version()): the event
+  /// keeps the text.
   watch_decoder_params::object_reader objects{};
   /// Ask for protobuf (the type has a protobuf codec, the client was not
   /// told json_only, no accept_object/accept_list override).
@@ -149,7 +149,7 @@ struct delete_slot {
   void* result = nullptr;  ///< a delete_result<O>
   void* (*emplace_object)(void*) = nullptr;
   api_status* (*emplace_status)(void*) = nullptr;
-  std::string_view object_kind;  ///< the kind O is ("ConfigMap", "ConfigMapList")
+  std::string object_kind;  ///< the kind O is ("ConfigMap", "ConfigMapList")
   std::shared_ptr<void> keep;
 };
 

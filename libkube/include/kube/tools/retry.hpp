@@ -19,7 +19,7 @@ namespace kube {
 /// wait.Backoff: `steps` attempts at most; the pause after attempt i is
 /// duration * factor^i (capped at `cap` when non-zero), plus up to
 /// jitter * that pause, at random. The SDK's one backoff: retry_on_error
-/// and the informer's reflector (kube::informer::backoff) step it.
+/// and the informer's reflector (kube::informer::backoff_manager) step it.
 struct backoff {
   std::chrono::nanoseconds duration = std::chrono::milliseconds(10);
   double factor = 1.0;

@@ -12,6 +12,7 @@
 #include <kube/rest/client.hpp>
 #include <kube/detail/default_options.hpp>
 #include <kube/detail/typed_core.hpp>
+#include <kube/typed/typed_operations.hpp>
 #include <kube/typed/typed_watch.hpp>
 #include <kube/rest/list_params.hpp>
 
@@ -22,7 +23,7 @@
 #include <utility>
 
 namespace k8s::autoscaling::v1 {
-struct Scale;  // <kube/api/autoscaling/v1/scale.hpp>; needed only by async_get_scale/async_replace_scale
+struct Scale;  // <kube/k8s/autoscaling/v1/scale.hpp>; needed only by async_get_scale/async_replace_scale
 }  // namespace k8s::autoscaling::v1
 
 namespace kube {
@@ -68,8 +69,11 @@ void typed_evict(typed_ptr t, std::string name, delete_params p, std::shared_ptr
 /// Thread safety: like kube::client; copies are cheap and share the client.
 template <class T>
   requires resource<T>
-class api : public detail::default_options<api<T>> {
+class api : public detail::default_options<api<T>>,
+            public detail::typed_operations<T, typename resource_traits<T>::list_type> {
   using options = detail::default_options<api<T>>;
+  using operations = detail::typed_operations<T, typename resource_traits<T>::list_type>;
+  using operations::t_;
 
 public:
   using value_type = T;
@@ -78,80 +82,22 @@ public:
 
   /// Cluster-scoped kinds, or all namespaces for namespaced kinds.
   explicit api(client c)
-      : t_(detail::make_typed_target<T>(std::move(c), {})) {}
+      : operations(detail::make_typed_target<T>(std::move(c), {})) {}
   /// One namespace (namespaced kinds only; throws kube::error otherwise).
-  api(client c, std::string namespace_name)
-      : t_(detail::make_typed_target<T>(std::move(c), std::move(namespace_name))) {
+  api(client c, std::string ns)
+      : operations(detail::make_typed_target<T>(std::move(c), std::move(ns))) {
     detail::check_typed_target(*t_);
   }
 
-  [[nodiscard]] const std::string& namespace_name() const noexcept { return t_->namespace_name; }
-  [[nodiscard]] const client& get_client() const noexcept { return t_->c; }
+  // get, list, list_all, list_shared, watch, patch, delete (typed_operations)
+  using operations::namespace_name, operations::get_client, operations::async_get, operations::async_list,
+      operations::async_list_all, operations::async_list_shared, operations::async_watch, operations::async_patch,
+      operations::async_delete;
 
   // Token-only overloads: `async_list(token)`, `async_create(obj, token)` ...
   using options::async_list, options::async_list_all, options::async_list_shared, options::async_watch,
       options::async_create, options::async_replace, options::async_replace_status, options::async_patch,
       options::async_patch_status, options::async_apply, options::async_delete, options::async_evict;
-
-  // ---- read -------------------------------------------------------------
-
-  /// GET one object. Completion: void(error_code, T).
-  template <class Token = use_awaitable_t>
-  auto async_get(std::string_view name, Token&& token = {}) {
-    return detail::typed_initiate<T>(
-        [t = t_, n = std::string(name)](std::shared_ptr<T> out, detail::typed_completion h) mutable {
-          detail::typed_get(std::move(t), std::move(n), {}, detail::make_decode_slot(std::move(out)), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// One page (params.limit / continue_token); the list's metadata carries
-  /// resourceVersion and the continue token of the next page.
-  /// Completion: void(error_code, list_type).
-  template <class Token = use_awaitable_t>
-  auto async_list(const list_params& params = defaults<list_params>, Token&& token = {}) {
-    return list_impl(params, false, std::forward<Token>(token));
-  }
-
-  /// Every page, following continue tokens (page size params.limit, default
-  /// 500); each page is decoded as it arrives. If a continue token expires
-  /// (410), starts over with one unpaginated list, as client-go's pager.
-  /// The result's metadata is the first page's without continue/remaining
-  /// count (all pages are one consistent snapshot at that resourceVersion).
-  template <class Token = use_awaitable_t>
-  auto async_list_all(const list_params& params = defaults<list_params>, Token&& token = {}) {
-    return list_impl(params, true, std::forward<Token>(token));
-  }
-
-  /// Like async_list (one page), but each item is decoded straight into its
-  /// own std::shared_ptr<T> and no list_type is built (see shared_list):
-  /// for callers that keep the items shared, as informers do.
-  /// Completion: void(error_code, shared_list<T>).
-  template <class Token = use_awaitable_t>
-  auto async_list_shared(const list_params& params = defaults<list_params>, Token&& token = {}) {
-    return detail::typed_initiate<shared_list<T>>(
-        [t = t_, p = params](std::shared_ptr<shared_list<T>> out, detail::typed_completion h) mutable {
-          detail::typed_list(std::move(t), std::move(p), false, detail::make_shared_list_slot<T>(std::move(out)),
-                             std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  /// Opens a watch (see typed_watch_stream). A refused watch (410 for a
-  /// too old resourceVersion, 403) fails here with the server's Status.
-  /// Completion: void(error_code, typed_watch_stream<T>).
-  template <class Token = use_awaitable_t>
-  auto async_watch(const watch_params& params = defaults<watch_params>, Token&& token = {}) {
-    return detail::initiate<typed_watch_stream<T>>(
-        [t = t_, p = params](detail::completion<typed_watch_stream<T>> h) mutable {
-          auto raw = std::make_shared<watch_stream>();
-          auto keep = raw;
-          auto target = t;
-          detail::typed_completion done(watch_deliver{{std::move(h)}, std::move(target), std::move(raw)});
-          detail::typed_watch_open(std::move(t), std::move(p), std::move(keep), std::move(done));
-        },
-        std::forward<Token>(token));
-  }
 
   // ---- write ------------------------------------------------------------
 
@@ -177,20 +123,11 @@ public:
                          params, std::forward<Token>(token));
   }
 
-  /// PATCH with a body in the given format: patch_type::json (RFC 6902
-  /// array), merge (RFC 7386), strategic_merge (built-in kinds only), or
-  /// apply (a partial object as JSON; prefer async_apply).
-  template <class Token = use_awaitable_t>
-  auto async_patch(std::string_view name, patch_type type, std::string_view body,
-                   const patch_params& params = defaults<patch_params>, Token&& token = {}) {
-    return patch_impl<T>(name, type, std::string(body), {}, params, std::forward<Token>(token));
-  }
-
   /// PATCH .../status.
   template <class Token = use_awaitable_t>
   auto async_patch_status(std::string_view name, patch_type type, std::string_view body,
                           const patch_params& params = defaults<patch_params>, Token&& token = {}) {
-    return patch_impl<T>(name, type, std::string(body), "status", params, std::forward<Token>(token));
+    return this->template patch_impl<T>(name, type, std::string(body), "status", params, std::forward<Token>(token));
   }
 
   /// Server-side apply of `obj` (the fields this manager owns; unset
@@ -200,7 +137,8 @@ public:
   auto async_apply(const T& obj, const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     auto b = detail::encode_typed(obj, api_version(), kind());
     auto name = b.name;
-    return patch_impl<T>(name, patch_type::apply, std::move(b.body), {}, params, std::forward<Token>(token));
+    return this->template patch_impl<T>(name, patch_type::apply, std::move(b.body), {}, params,
+                                        std::forward<Token>(token));
   }
 
   /// Server-side apply of `obj` to the status subresource.
@@ -208,26 +146,8 @@ public:
   auto async_apply_status(const T& obj, const patch_params& params = defaults<patch_params>, Token&& token = {}) {
     auto b = detail::encode_typed(obj, api_version(), kind());
     auto name = b.name;
-    return patch_impl<T>(name, patch_type::apply, std::move(b.body), "status", params, std::forward<Token>(token));
-  }
-
-  /// DELETE. Completion: void(error_code, delete_result<T>) holding what the
-  /// server answered: the object when the deletion is not immediate (still
-  /// present with a deletionTimestamp while finalizers, foreground
-  /// propagation or graceful termination run) or when the kind's registry
-  /// returns deleted objects; otherwise a Status "Success" whose details
-  /// name the object (e.g. an immediate ConfigMap delete). Preconditions
-  /// (UID, resourceVersion) that do not hold fail with api_errc::conflict;
-  /// a dry run deletes nothing.
-  template <class Token = use_awaitable_t>
-  auto async_delete(std::string_view name, const delete_params& params = defaults<delete_params>, Token&& token = {}) {
-    return detail::typed_initiate<delete_result<T>>(
-        [t = t_, n = std::string(name), p = params](std::shared_ptr<delete_result<T>> out,
-                                                    detail::typed_completion h) mutable {
-          detail::typed_delete(std::move(t), std::move(n), std::move(p),
-                               detail::make_delete_slot<T>(std::move(out), traits::kind), std::move(h));
-        },
-        std::forward<Token>(token));
+    return this->template patch_impl<T>(name, patch_type::apply, std::move(b.body), "status", params,
+                                        std::forward<Token>(token));
   }
 
   /// DELETE of every object the selector matches (label/field selectors of
@@ -282,11 +202,11 @@ public:
   auto async_patch_subresource(std::string_view subresource, std::string_view name, patch_type type,
                                std::string_view body, const patch_params& params = defaults<patch_params>,
                                Token&& token = {}) {
-    return patch_impl<R>(name, type, std::string(body), subresource, params, std::forward<Token>(token));
+    return this->template patch_impl<R>(name, type, std::string(body), subresource, params, std::forward<Token>(token));
   }
 
   /// `GET <name>/scale` as autoscaling/v1 Scale (include
-  /// `<kube/api/autoscaling/v1/scale.hpp>`). For kinds with a scale
+  /// `<kube/k8s/autoscaling/v1/scale.hpp>`). For kinds with a scale
   /// subresource (Deployment, ReplicaSet, StatefulSet, CRDs declaring one).
   template <class S = k8s::autoscaling::v1::Scale, class Token = use_awaitable_t>
   auto async_get_scale(std::string_view name, Token&& token = {}) {
@@ -330,8 +250,6 @@ public:
   }
 
 private:
-  detail::typed_ptr t_;
-
   static constexpr bool is_pod() {
     return traits::group == std::string_view() && traits::plural == std::string_view("pods");
   }
@@ -350,28 +268,6 @@ private:
     }
   }
 
-  // Completes with the opened stream wrapped as typed_watch_stream<T>.
-  struct watch_deliver : detail::handler_wrapper<detail::completion<typed_watch_stream<T>>> {
-    detail::typed_ptr t;
-    std::shared_ptr<watch_stream> raw;
-    void operator()(error_code ec, diagnostics diag, detail::typed_done) {
-      if (ec) {
-        std::move(this->handler)(ec, std::move(diag), typed_watch_stream<T>{});
-      } else {
-        std::move(this->handler)(ec, std::move(diag), typed_watch_stream<T>(std::move(t), std::move(*raw)));
-      }
-    }
-  };
-
-  template <class Token>
-  auto list_impl(const list_params& params, bool all, Token&& token) {
-    return detail::typed_initiate<list_type>(
-        [t = t_, p = params, all](std::shared_ptr<list_type> out, detail::typed_completion h) mutable {
-          detail::typed_list(std::move(t), std::move(p), all, detail::make_list_slot(std::move(out)), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
   using write_fn = void (*)(detail::typed_ptr, detail::typed_body, std::string, std::string, write_params,
                             detail::decode_slot, detail::typed_completion);
 
@@ -383,18 +279,6 @@ private:
          p = params](std::shared_ptr<R> out, detail::typed_completion h) mutable {
           fn(std::move(t), std::move(b), std::move(n), std::move(s), std::move(p),
              detail::make_decode_slot(std::move(out)), std::move(h));
-        },
-        std::forward<Token>(token));
-  }
-
-  template <class R, class Token>
-  auto patch_impl(std::string_view name, patch_type type, std::string body, std::string_view subresource,
-                  const patch_params& params, Token&& token) {
-    return detail::typed_initiate<R>(
-        [t = t_, n = std::string(name), type, b = std::move(body), s = std::string(subresource),
-         p = params](std::shared_ptr<R> out, detail::typed_completion h) mutable {
-          detail::typed_patch(std::move(t), std::move(n), type, std::move(b), std::move(s), std::move(p),
-                              detail::make_decode_slot(std::move(out)), std::move(h));
         },
         std::forward<Token>(token));
   }

@@ -4,14 +4,14 @@
 // type. The code generator specializes it for every kind the API server
 // serves (and kube_add_crd_types for every CRD version):
 //
-//   template <> struct kube::resource_traits<kube::api::core::v1::Pod> {
+//   template <> struct kube::resource_traits<k8s::core::v1::Pod> {
 //     static constexpr std::string_view group = "";
 //     static constexpr std::string_view version = "v1";
 //     static constexpr std::string_view api_version = "v1";   // "group/version" or "v1"
 //     static constexpr std::string_view kind = "Pod";
 //     static constexpr std::string_view plural = "pods";
 //     static constexpr bool namespaced = true;
-//     using list_type = kube::api::core::v1::PodList;          // has `metadata` (ListMeta) and `items`
+//     using list_type = k8s::core::v1::PodList;          // has `metadata` (ListMeta) and `items`
 //   };
 //
 // Generated resource kinds also have member functions name(), namespace_(),

@@ -39,11 +39,11 @@
 // strand of the executor given, so that executor may be multi-threaded.
 
 #include <kube/prometheus/metrics.hpp>
+#include <kube/use_awaitable.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/deferred.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <memory>
@@ -75,7 +75,7 @@ public:
   [[nodiscard]] unsigned short port() const noexcept;
 
   /// Serves until cancelled. Completion: void(error_code).
-  template <boost::asio::completion_token_for<void(boost::system::error_code)> Token = boost::asio::deferred_t>
+  template <boost::asio::completion_token_for<void(boost::system::error_code)> Token = kube::use_awaitable_t>
   auto async_run(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         [](auto handler, std::shared_ptr<detail::metrics_server_impl> impl) {

@@ -32,9 +32,10 @@
 // completes successfully, so a cancelled async_get never loses one. Once
 // async_get has completed with an item, that item is the caller's until done().
 // Completions are posted (never invoked inside async_get) to the token's
-// associated executor. Default token: asio::deferred, so `co_await
-// q.async_get()` works in an asio::awaitable and `q.async_get(token)` with any
-// other token (use_awaitable, as_tuple(...), callbacks, use_future).
+// associated executor. Default token: kube::use_awaitable, the SDK's one
+// default (here an asio::deferred operation), so `co_await q.async_get()`
+// works in an asio::awaitable and `q.async_get(token)` with any other token
+// (as_tuple(...), callbacks, use_future).
 //
 // A parked async_get counts as outstanding work on the executor, like a
 // pending socket read: io_context::run() returns once the queue is shut down
@@ -42,10 +43,10 @@
 
 #include <kube/workqueue/detail/queue_impl.hpp>
 #include <kube/workqueue/queue_params.hpp>
+#include <kube/use_awaitable.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/deferred.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -118,7 +119,7 @@ public:
   [[nodiscard]] std::optional<T> try_get() { return impl_->try_get(); }
 
   /// Waits for an item. Executor only. Signature void(error_code, T).
-  template <boost::asio::completion_token_for<void(error_code, T)> Token = boost::asio::deferred_t>
+  template <boost::asio::completion_token_for<void(error_code, T)> Token = kube::use_awaitable_t>
   auto async_get(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(error_code, T)>(
         [](auto handler, impl_type* impl) { impl->initiate_get(std::move(handler)); }, token, impl_.get());
@@ -142,7 +143,7 @@ public:
   /// shutdown(), then completes (void(error_code)) once no item is being
   /// processed, or when shutdown() is called. Workers must keep calling
   /// done(). Any thread. The wait is not cancellable (as in client-go).
-  template <boost::asio::completion_token_for<void(error_code)> Token = boost::asio::deferred_t>
+  template <boost::asio::completion_token_for<void(error_code)> Token = kube::use_awaitable_t>
   auto async_shutdown_with_drain(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(error_code)>(
         [](auto handler, impl_type* impl) {
