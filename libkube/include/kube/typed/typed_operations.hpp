@@ -21,8 +21,8 @@ namespace kube::detail {
 /// Get, list (one page, every page, shared items), watch, patch and delete
 /// of a client whose objects are T and whose pages are List. The client
 /// (kube::api<T>, kube::metadata_api) derives from it and from
-/// default_options, and brings the names of both in with `using`. What each
-/// operation does, and its errors, are documented on kube::api<T>.
+/// default_options, and brings the names of both in with `using`. Tokens,
+/// errors and thread safety are as documented on kube::api<T>.
 template <class T, class List>
 class typed_operations {
 public:
