@@ -52,8 +52,7 @@ asio::awaitable<error_code> body_stream::read_some(std::size_t& n) {
   begin_read();
   error_code ec;
   if (!parse_buffered(ec)) {
-    auto [rec, used] =
-        co_await conn->visit([&](auto& s) { return http::async_read_some(s, conn->buffer, parser, use_tuple); });
+    auto [rec, used] = co_await async_read(use_tuple);
     (void)used;
     ec = rec;
   }

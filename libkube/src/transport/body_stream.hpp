@@ -59,11 +59,12 @@ struct body_stream : std::enable_shared_from_this<body_stream> {
   /// chunk header and chunk of every event). True when that ends the read
   /// (`ec` says how); false when the parser needs bytes from the socket.
   bool parse_buffered(error_code& ec);
-  /// Reads from the socket; `h` is a void(error_code, std::size_t) handler.
-  template <class Handler>
-  void async_read(Handler&& h) {
-    conn->visit(
-        [&](auto& s) { boost::beast::http::async_read_some(s, conn->buffer, parser, std::forward<Handler>(h)); });
+  /// Reads from the socket; completion void(error_code, std::size_t).
+  template <class Token>
+  auto async_read(Token&& token) {
+    return conn->visit([&](auto& s) {
+      return boost::beast::http::async_read_some(s, conn->buffer, parser, std::forward<Token>(token));
+    });
   }
   /// After a read: n is how many body bytes arrived; returns the read's
   /// error as the caller should see it (the watchdog's timed_out, when it
