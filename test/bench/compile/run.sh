@@ -7,7 +7,7 @@
 #                      (typed API, informer factory, controller)
 # usage: test/bench/compile/run.sh [-r RUNS] BUILD_DIR...
 # Each BUILD_DIR is a configured and built kube tree (scripts/test.sh leaves
-# build/asan, g++ + libstdc++, and build/clang-tsan, clang 16 + libc++); it is
+# build/clang-asan, clang 16 + libc++, and build/gcc-tsan, g++ + libstdc++); it is
 # installed into a scratch prefix and the consumer is configured with that
 # tree's compiler and standard library. Prints one line per (tree, TU, -O):
 # the median of RUNS (default 3) of user+sys CPU seconds, and the peak RSS.

@@ -5,7 +5,7 @@
 #
 #   test/bench/informer/catchup.sh [-B BUILD_DIR] [-o "5 30 90"]
 #
-# Uses a configured build (default build/asan) for its test-cluster binaries
+# Uses a configured build (default build/clang-asan) for its test-cluster binaries
 # and the asio-embedding sample (an informer factory with default backoff
 # and watch settings, whose HTTP routes answer from the cache); builds the
 # client-go peer (test/bench/go/cmd/catchup: the same informer and route
@@ -20,7 +20,7 @@
 # (kube's hook also says how many of them relisted).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-build=$root/build/asan
+build=$root/build/clang-asan
 outages="5 30 90"
 while getopts "B:o:" opt; do
   case $opt in

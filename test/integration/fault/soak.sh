@@ -4,7 +4,7 @@
 #
 #   test/integration/fault/soak.sh [-B BUILD_DIR] [-r ROUNDS]
 #
-# Uses a configured and built tree (default build/asan): its test-cluster
+# Uses a configured and built tree (default build/clang-asan): its test-cluster
 # binaries and the integration.chaos program. Starts a cluster in a
 # temporary directory (kcluster up), runs every round of churn, SIGKILLed
 # apiserver, cut-off informer and etcd compaction, with the test's checks
@@ -13,7 +13,7 @@
 # ended in its first second), as in docs/reliability.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-build=$root/build/asan
+build=$root/build/clang-asan
 rounds=30
 while getopts "B:r:" opt; do
   case $opt in
