@@ -355,6 +355,9 @@ int main(int argc, char** argv) {
 
     co.name = "sample-controller";
     co.workers = o.workers;
+    // Its own status writes (status.availableReplicas) leave metadata.generation
+    // as it is: filtered out, they do not wake it again; a spec change does.
+    co.primary_filter = kc::generation_changed();
     co.on_reconciled = [](const kc::reconcile_outcome& r) {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(r.took).count();
       std::string line = "worker " + std::to_string(r.worker) + ": " + r.key + " -> " + kc::to_string(r.action) + " (" +

@@ -6,6 +6,7 @@
 #include "support/client_support.hpp"
 
 #include <kube/typed/api.hpp>
+#include <kube/k8s/apps/v1/deployment.hpp>
 #include <kube/k8s/core/v1/config_map.hpp>
 #include <kube/k8s/core/v1/secret.hpp>
 #include <kube/controller/controller.hpp>
@@ -346,6 +347,105 @@ TEST_CASE("controller: shutdown waits for the in-flight reconcile to finish", "[
     {
       const bool ok_ = co_await eventually([&] { return rc.factory_done; }, 20000ms);
       CHECK(ok_);
+    }
+  });
+}
+
+namespace {
+using Deployment = k8s::apps::v1::Deployment;
+
+Deployment deployment(const std::string& name) {
+  Deployment d;
+  d.metadata.name = name;
+  auto& spec = d.spec.emplace();
+  spec.replicas = 1;
+  spec.selector.match_labels.emplace()["app"] = name;
+  spec.template_.metadata.emplace().labels.emplace()["app"] = name;
+  k8s::core::v1::Container app;
+  app.name = "app";
+  app.image = "busybox";
+  spec.template_.spec.emplace().containers.push_back(app);
+  return d;
+}
+}  // namespace
+
+// The classic loop: a controller that writes its own object's status sees
+// that write as an update and reconciles again, and again. Filtered on
+// generation_changed(), it reconciles once per create and per spec change.
+// The cluster runs no Deployment controller, so only this test writes the
+// status (status.collisionCount := the number of reconciles so far).
+TEST_CASE("controller: a generation filter stops a status-writing controller from waking itself",
+          "[controller][integration][predicate]") {
+  const auto ns = unique_name("ctrl-filter");
+  create_namespace(ns);
+  with_admin_client([&](kube::client c) -> asio::awaitable<void> {
+    kube::api<Deployment> deps(c, ns);
+    ki::informer_factory factory(c, running_controller::options(ns));
+    // A controller that reconciles only the Deployment `only` and counts.
+    auto run = [&](kc::predicate filter, std::string only, int& count, asio::cancellation_signal& stop, bool& done) {
+      kc::controller_params o;
+      o.name = "filter-test";
+      o.primary_filter = std::move(filter);
+      auto ctrl = std::make_shared<kc::controller<Deployment>>(factory, o);
+      ctrl->async_run(
+          [&count, &deps, only](kc::reconcile_request<Deployment> req) -> asio::awaitable<kc::reconcile_result> {
+            if (req.gone() || req.name != only) co_return kc::reconcile_result::done();
+            const int n = ++count;
+            if (n <= 6) {  // the unfiltered controller's loop ends here
+              const std::string body = R"({"status":{"collisionCount":)" + std::to_string(n) + "}}";
+              co_await deps.async_patch_status(req.name, kube::patch_type::merge, body);
+            }
+            co_return kc::reconcile_result::done();
+          },
+          asio::bind_cancellation_slot(stop.slot(), [ctrl, &done](kube::error_code) { done = true; }));
+    };
+    // Two controllers on one factory: the filtered one reconciles "calm",
+    // the unfiltered one "loop" (each ignores the other's object).
+    int filtered = 0, unfiltered = 0;
+    asio::cancellation_signal stop_filtered, stop_unfiltered, stop_factory;
+    bool filtered_done = false, unfiltered_done = false, factory_done = false;
+    run(kc::generation_changed(), "calm", filtered, stop_filtered, filtered_done);
+    run(kc::predicate(), "loop", unfiltered, stop_unfiltered, unfiltered_done);
+    factory.async_run(
+        asio::bind_cancellation_slot(stop_factory.slot(), [&](kube::error_code) { factory_done = true; }));
+
+    co_await deps.async_create(deployment("calm"));
+    co_await deps.async_create(deployment("loop"));
+    // Without the filter, each status write brings the next reconcile.
+    {
+      const bool looped = co_await eventually([&] { return unfiltered >= 6; }, 30000ms);
+      CHECK(looped);
+    }
+    // With it: one reconcile for the create, whose status write (seen by the
+    // same informer) brings none.
+    {
+      const bool once = co_await eventually([&] { return filtered >= 1; }, 15000ms);
+      CHECK(once);
+    }
+    auto calm = co_await deps.async_get("calm");
+    CHECK(calm.status);
+    if (calm.status) CHECK(calm.status->collision_count == 1);
+    co_await pause(2000ms);
+    CHECK(filtered == 1);
+    // A spec change bumps metadata.generation: one more reconcile.
+    co_await deps.async_patch("calm", kube::patch_type::merge, R"({"spec":{"replicas":2}})");
+    {
+      const bool twice = co_await eventually([&] { return filtered >= 2; }, 15000ms);
+      CHECK(twice);
+    }
+    co_await pause(2000ms);
+    CHECK(filtered == 2);
+
+    stop_filtered.emit(asio::cancellation_type::terminal);
+    stop_unfiltered.emit(asio::cancellation_type::terminal);
+    {
+      const bool stopped = co_await eventually([&] { return filtered_done && unfiltered_done; }, 20000ms);
+      CHECK(stopped);
+    }
+    stop_factory.emit(asio::cancellation_type::terminal);
+    {
+      const bool stopped = co_await eventually([&] { return factory_done; }, 20000ms);
+      CHECK(stopped);
     }
   });
 }

@@ -13,11 +13,14 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -98,13 +101,14 @@ struct rig {
   bool done = false;
   kube::error_code run_ec;
 
-  rig() {
+  explicit rig(kc::predicate primary_filter = {}, kc::predicate owned_filter = {}) {
     kc::controller_params o;
     o.name = "cm-controller";
     o.workers = 2;
     o.queue.time_source = &qclk;
+    o.primary_filter = std::move(primary_filter);
     ctrl = std::make_unique<kc::controller<ConfigMap>>(io.get_executor(), cms.inf, o);
-    ctrl->owns<Secret>(secrets.inf);
+    ctrl->owns<Secret>(secrets.inf, std::move(owned_filter));
     // A Service "svc-X" maps to the ConfigMap "X" of its namespace, plus a
     // malformed key that must be dropped.
     ctrl->watches<Service>(services.inf, [](const Service& s) {
@@ -232,6 +236,156 @@ TEST_CASE("controller: watched objects enqueue what the mapping function returns
   t.poll();
   CHECK(t.seen.size() == 1);  // mapped only to the malformed key: dropped
   CHECK(t.ctrl->stats().failed == 0);
+}
+
+namespace {
+// `o` with metadata.generation and labels set (a copy).
+template <class T>
+std::shared_ptr<const T> with(std::shared_ptr<const T> o, std::int64_t generation,
+                              std::vector<std::pair<std::string, std::string>> labels = {}) {
+  auto c = std::make_shared<T>(*o);
+  c->metadata.generation = generation;
+  if (!labels.empty()) {
+    auto& l = c->metadata.labels.emplace();
+    for (auto& [k, v] : labels) l[k] = v;
+  }
+  return c;
+}
+
+k8s::meta::v1::ObjectMeta meta(std::string rv, std::int64_t generation, std::string label = {},
+                               std::string annotation = {}) {
+  k8s::meta::v1::ObjectMeta m;
+  m.resource_version = std::move(rv);
+  m.generation = generation;
+  if (!label.empty()) m.labels.emplace()["l"] = label;
+  if (!annotation.empty()) m.annotations.emplace()["a"] = annotation;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("predicates: the ready-made ones judge updates, adds and deletes pass, and && || ! combine them",
+          "[controller][predicate]") {
+  const auto m1 = meta("1", 1, "x", "p");
+  const auto status_write = meta("2", 1, "x", "p");  // same generation, labels, annotations
+  const auto spec_change = meta("3", 2, "x", "p");
+  const auto relabel = meta("4", 1, "y", "p");
+  const auto annotate = meta("5", 1, "x", "q");
+  auto update = [](const k8s::meta::v1::ObjectMeta& a, const k8s::meta::v1::ObjectMeta& b) {
+    return kc::event_view{kc::event_kind::updated, &a, &b};
+  };
+  const kc::event_view add{kc::event_kind::added, nullptr, &m1};
+  const kc::event_view del{kc::event_kind::deleted, nullptr, &m1};
+  const kc::event_view del_unknown{kc::event_kind::deleted, nullptr, nullptr};
+
+  const auto gen = kc::generation_changed();
+  CHECK_FALSE(gen(update(m1, status_write)));
+  CHECK(gen(update(m1, spec_change)));
+  CHECK_FALSE(gen(update(m1, m1)));  // a resync
+  CHECK(gen(add));
+  CHECK(gen(del));
+  CHECK(gen(del_unknown));
+
+  const auto labels = kc::labels_changed();
+  CHECK_FALSE(labels(update(m1, spec_change)));
+  CHECK(labels(update(m1, relabel)));
+  // An absent map and an empty one are the same labels.
+  k8s::meta::v1::ObjectMeta none, empty;
+  empty.labels.emplace();
+  CHECK_FALSE(labels(update(none, empty)));
+  CHECK(labels(update(none, m1)));
+
+  const auto annotations = kc::annotations_changed();
+  CHECK_FALSE(annotations(update(m1, relabel)));
+  CHECK(annotations(update(m1, annotate)));
+
+  const auto rv = kc::resource_version_changed();
+  CHECK_FALSE(rv(update(m1, m1)));
+  CHECK(rv(update(m1, status_write)));
+
+  // An update without both objects has nothing to compare: dropped.
+  CHECK_FALSE(gen(kc::event_view{kc::event_kind::updated, nullptr, &m1}));
+
+  CHECK((gen || labels)(update(m1, relabel)));
+  CHECK((gen || labels)(update(m1, spec_change)));
+  CHECK_FALSE((gen || labels)(update(m1, annotate)));
+  CHECK_FALSE((gen && rv)(update(m1, status_write)));
+  CHECK((gen && rv)(update(m1, spec_change)));
+  CHECK((!gen)(update(m1, status_write)));
+  CHECK_FALSE((!gen)(add));  // ! drops what it let through, adds included
+
+  // The default predicate lets everything through, and is neutral in && (and
+  // makes || let everything through).
+  const kc::predicate all;
+  CHECK(all.passes_all());
+  CHECK(all(update(m1, m1)));
+  CHECK_FALSE((all && gen)(update(m1, status_write)));
+  CHECK((all || gen)(update(m1, status_write)));
+
+  const auto custom = kc::update_if([](const auto& a, const auto& b) { return a.name != b.name; });
+  k8s::meta::v1::ObjectMeta named = m1;
+  named.name = "other";
+  CHECK(custom(update(m1, named)));
+  CHECK_FALSE(custom(update(m1, status_write)));
+  CHECK(custom(del));
+}
+
+TEST_CASE("predicates: an unstructured object's metadata is decoded, malformed metadata names the field",
+          "[controller][predicate]") {
+  kube::unstructured u(boost::json::parse(R"({"apiVersion":"v1","kind":"ConfigMap",
+      "metadata":{"name":"a","generation":3,"labels":{"k":"v"},"resourceVersion":"9"}})")
+                           .as_object());
+  const auto m = kc::metadata_of(u);
+  CHECK(m.name == "a");
+  CHECK(m.generation == 3);
+  CHECK(m.resource_version == "9");
+  REQUIRE(m.labels);
+  CHECK(m.labels->at("k") == "v");
+  kube::unstructured bad(boost::json::parse(R"({"metadata":{"generation":"three"}})").as_object());
+  try {
+    (void)kc::metadata_of(bad);
+    FAIL("no decode_error");
+  } catch (const kube::decode_error& e) {
+    CHECK(std::string(e.what()).find(".metadata.generation") != std::string::npos);
+  }
+}
+
+TEST_CASE("controller: event filters - the primary on generation, owned objects on labels", "[controller][predicate]") {
+  rig t(kc::generation_changed(), kc::labels_changed());
+  t.start();
+  t.cms.sync({with(make<ConfigMap>("ns", "a", "1"), 1)});
+  t.secrets.sync({});
+  t.services.sync({});
+  t.poll();
+  REQUIRE(t.seen == std::vector<std::string>{"ns/a rv=1"});  // adds pass
+  using fc = ki::fake_lister_watcher<ConfigMap>;
+  // A status write (same generation) does not wake the controller...
+  t.cms.push(fc::modified(with(make<ConfigMap>("ns", "a", "2"), 1)));
+  t.poll();
+  CHECK(t.seen.size() == 1);
+  // ...a spec change does.
+  t.cms.push(fc::modified(with(make<ConfigMap>("ns", "a", "3"), 2)));
+  t.poll();
+  REQUIRE(t.seen.size() == 2);
+  CHECK(t.seen[1] == "ns/a rv=3");
+  // Owned Secrets: only a change of labels (and adds and deletes) counts.
+  using fs = ki::fake_lister_watcher<Secret>;
+  t.secrets.push(fs::added(owned_secret("s1", "4", "ConfigMap", "a", true)));
+  t.poll();
+  CHECK(t.seen.size() == 3);
+  t.secrets.push(fs::modified(owned_secret("s1", "5", "ConfigMap", "a", true)));
+  t.poll();
+  CHECK(t.seen.size() == 3);
+  t.secrets.push(fs::modified(with(owned_secret("s1", "6", "ConfigMap", "a", true), 0, {{"tier", "web"}})));
+  t.poll();
+  CHECK(t.seen.size() == 4);
+  t.secrets.push(fs::deleted(owned_secret("s1", "7", "ConfigMap", "a", true)));
+  t.poll();
+  CHECK(t.seen.size() == 5);
+  // Deletes of the primary pass.
+  t.cms.push(fc::deleted(with(make<ConfigMap>("ns", "a", "8"), 2)));
+  t.poll();
+  REQUIRE(t.seen.size() == 6);
+  CHECK(t.seen.back() == "ns/a gone");
 }
 
 TEST_CASE("controller: enqueue checks the key - registering after start is refused", "[controller]") {

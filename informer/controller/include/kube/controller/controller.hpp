@@ -32,6 +32,9 @@
 //   - watched types U (watches<U>(map)): every key map(obj) returns, for add,
 //     update (old and new object) and delete (the last known state); keys
 //     that are not "namespace/name" or "name" are dropped.
+//   Each of them takes an event filter (predicate.hpp): the primary's is
+//   controller_params::primary_filter, owns<U>(filter), watches<U>(map,
+//   filter); an event it drops enqueues nothing.
 // The reconcile receives the key and the primary object from the cache
 // (null when gone). The rest — results, backoff, one reconcile per key at a
 // time, graceful shutdown — is the work_loop's (work_loop.hpp).
@@ -48,6 +51,7 @@
 // informers and do nothing once it is gone.
 
 #include <kube/controller/owner.hpp>
+#include <kube/controller/predicate.hpp>
 #include <kube/controller/reconcile.hpp>
 #include <kube/controller/sharding.hpp>
 #include <kube/controller/work_loop.hpp>
@@ -81,6 +85,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -109,6 +114,10 @@ struct controller_params : work_loop_params {
   /// without two replicas running one key at once. Needs the factory
   /// constructor (the client writes the membership Lease).
   std::optional<sharding_params> sharding = std::nullopt;
+  /// Which events of the primary type reach the queue (predicate.hpp), e.g.
+  /// generation_changed() for a controller that writes its own status. The
+  /// default lets every event through.
+  predicate primary_filter = {};
 };
 
 template <class T>
@@ -177,7 +186,7 @@ public:
         owner_ = owner_type_of<T>();
       }
     }
-    event_handler_for_primary();
+    event_handler_for_primary(options.primary_filter);
   }
 
   controller(const controller&) = delete;
@@ -189,11 +198,12 @@ public:
   /// right after the controller.)
   ~controller() = default;
 
-  /// Events on U enqueue U's controller owner of type T. From the factory.
+  /// Events on U enqueue U's controller owner of type T; `filter` chooses
+  /// which events count (predicate.hpp; default: all). From the factory.
   template <class U>
-  requires resource<U> controller& owns() {
+  requires resource<U> controller& owns(predicate filter = {}) {
     auto inf = require_factory().template for_type<U>();
-    owns<U>(inf);
+    owns<U>(inf, std::move(filter));
     scope_last<U>(*factory_);
     if (sharding_ && sharding_->label_objects) {
       // Label mode: a child carries its controller owner's label.
@@ -216,32 +226,36 @@ public:
 
   /// The same over a given informer of U.
   template <class U>
-  controller& owns(std::shared_ptr<informer::shared_index_informer<U>> inf) {
+  controller& owns(std::shared_ptr<informer::shared_index_informer<U>> inf, predicate filter = {}) {
     if (!owner_) {
       throw std::logic_error("kube::controller::controller::owns: set controller_params::owner for this type");
     }
     const owner_type owner = *owner_;
-    return watches<U>(std::move(inf), [owner](const U& obj) {
-      std::vector<std::string> keys;
-      if (auto k = controller_owner_key(obj, owner)) {
-        keys.push_back(std::move(*k));
-      }
-      return keys;
-    });
+    return watches<U>(
+        std::move(inf),
+        [owner](const U& obj) {
+          std::vector<std::string> keys;
+          if (auto k = controller_owner_key(obj, owner)) {
+            keys.push_back(std::move(*k));
+          }
+          return keys;
+        },
+        std::move(filter));
   }
 
   /// Events on U enqueue the keys `map(const U&)` returns (a container of
-  /// strings). From the factory.
+  /// strings); `filter` chooses which events count (predicate.hpp; default:
+  /// all). From the factory.
   template <class U, class Map>
-  requires resource<U> controller& watches(Map map) {
-    watches<U>(require_factory().template for_type<U>(), std::move(map));
+  requires resource<U> controller& watches(Map map, predicate filter = {}) {
+    watches<U>(require_factory().template for_type<U>(), std::move(map), std::move(filter));
     scope_last<U>(*factory_);
     return *this;
   }
 
   /// The same over a given informer of U.
   template <class U, class Map>
-  controller& watches(std::shared_ptr<informer::shared_index_informer<U>> inf, Map map) {
+  controller& watches(std::shared_ptr<informer::shared_index_informer<U>> inf, Map map, predicate filter = {}) {
     if (!inf) {
       throw std::invalid_argument("kube::controller::controller::watches: the informer is null");
     }
@@ -270,11 +284,22 @@ public:
       }
     };
     informer::event_handler<U> h;
-    h.on_add = [enqueue_mapped](const std::shared_ptr<const U>& o, bool) { enqueue_mapped({&o}); };
-    h.on_update = [enqueue_mapped](const std::shared_ptr<const U>& a, const std::shared_ptr<const U>& b) {
-      enqueue_mapped({&a, &b});  // the old and the new owner (once if the same)
+    h.on_add = [enqueue_mapped, filter](const std::shared_ptr<const U>& o, bool) {
+      if (passes<U>(filter, event_kind::added, nullptr, o.get())) {
+        enqueue_mapped({&o});
+      }
     };
-    h.on_delete = [enqueue_mapped](const informer::deleted_object<U>& d) { enqueue_mapped({&informer::object_of(d)}); };
+    h.on_update = [enqueue_mapped, filter](const std::shared_ptr<const U>& a, const std::shared_ptr<const U>& b) {
+      if (passes<U>(filter, event_kind::updated, a.get(), b.get())) {
+        enqueue_mapped({&a, &b});  // the old and the new owner (once if the same)
+      }
+    };
+    h.on_delete = [enqueue_mapped, filter](const informer::deleted_object<U>& d) {
+      const auto& o = informer::object_of(d);
+      if (passes<U>(filter, event_kind::deleted, nullptr, o.get())) {
+        enqueue_mapped({&o});
+      }
+    };
     track(inf, std::move(h));
     return *this;
   }
@@ -623,18 +648,27 @@ private:
     return *factory_;
   }
 
-  void event_handler_for_primary() {
+  void event_handler_for_primary(const predicate& filter) {
     informer::event_handler<T> h;
     auto key_of = informer::default_key_func<T>();
     static_assert(informer::has_object_meta<T>, "the primary type needs namespace_() and name()");
     const std::weak_ptr<work_loop> wl = loop_;  // the handlers may outlive the controller
-    h.on_add = [wl, key_of](const object_ptr& o, bool) {
+    h.on_add = [wl, key_of, filter](const object_ptr& o, bool) {
+      if (!passes<T>(filter, event_kind::added, nullptr, o.get())) {
+        return;
+      }
       if (auto l = wl.lock()) l->enqueue(key_of(*o));
     };
-    h.on_update = [wl, key_of](const object_ptr&, const object_ptr& o) {
+    h.on_update = [wl, key_of, filter](const object_ptr& old, const object_ptr& o) {
+      if (!passes<T>(filter, event_kind::updated, old.get(), o.get())) {
+        return;
+      }
       if (auto l = wl.lock()) l->enqueue(key_of(*o));
     };
-    h.on_delete = [wl, key_of](const informer::deleted_object<T>& d) {
+    h.on_delete = [wl, key_of, filter](const informer::deleted_object<T>& d) {
+      if (!passes<T>(filter, event_kind::deleted, nullptr, informer::object_of(d).get())) {
+        return;
+      }
       auto l = wl.lock();
       if (!l) {
         return;
@@ -646,6 +680,34 @@ private:
       }
     };
     track(primary_, std::move(h));
+  }
+
+  // Whether `filter` lets the event through, given the objects (null when
+  // absent). An unstructured object whose metadata does not decode passes:
+  // its reconcile sees it and can say what is wrong.
+  template <class U>
+  static bool passes(const predicate& filter, event_kind kind, const U* old_obj, const U* obj) {
+    if (filter.passes_all()) {
+      return true;
+    }
+    if constexpr (has_typed_metadata<U>) {
+      return filter(event_view{kind, old_obj ? &old_obj->metadata : nullptr, obj ? &obj->metadata : nullptr});
+    } else {
+      static_assert(std::is_same_v<U, unstructured>,
+                    "an event filter needs a generated type (its metadata member) or kube::unstructured");
+      try {
+        std::optional<k8s::meta::v1::ObjectMeta> old_meta, meta;
+        if (old_obj) {
+          old_meta = metadata_of(*old_obj);
+        }
+        if (obj) {
+          meta = metadata_of(*obj);
+        }
+        return filter(event_view{kind, old_meta ? &*old_meta : nullptr, meta ? &*meta : nullptr});
+      } catch (const std::exception&) {
+        return true;
+      }
+    }
   }
 
   template <class U>
