@@ -58,8 +58,8 @@ function(kube_target_defaults target)
 endfunction()
 
 # kube_debug_unoptimized(target): in a Debug build, compile the target at -O0
-# even when CMAKE_CXX_FLAGS_DEBUG asks for more (a sanitizer build with -O1
-# for the hand-written libraries). For tests, samples, benchmarks (measured in
+# even when CMAKE_CXX_FLAGS_DEBUG asks for more (scripts/fuzz.sh's build uses
+# -O1 for the hand-written libraries). For tests, samples, benchmarks (measured in
 # Release builds only) and generated code: they are compiled more often than
 # they run, and -O0 halves the time g++ spends on their coroutines and
 # template instantiations.

@@ -76,8 +76,8 @@ fuzz_one() {
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   printf '%-16s %6ss %12s execs %8s/s %6s inputs kept\n' "$n" "$each" "${execs:-?}" "${rate:-?}" \
-    "$(find "$work" -type f | wc -l)" >"$build/artifacts/$n.report"
-  echo "$rc" >"$build/artifacts/$n.rc"
+    "$(find "$work" -type f | wc -l)" >"$artifacts.report"
+  echo "$rc" >"$artifacts.rc"
 }
 # One target per core at a time: each fuzzer is one process on one core, so
 # the budget per target is the same and the whole run takes 1/jobs of it.
@@ -92,19 +92,19 @@ wait
 found=()
 report=()
 for n in "${names[@]}"; do
-  report+=("$(cat "$build/artifacts/$n.report")")
+  artifacts=$build/artifacts/$n
+  report+=("$(cat "$artifacts.report")")
   shopt -s nullglob
-  for f in "$build/artifacts/$n"/crash-* "$build/artifacts/$n"/leak-* "$build/artifacts/$n"/timeout-* \
-    "$build/artifacts/$n"/oom-*; do
+  for f in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
     cp "$f" "$root/test/fuzz/corpus/$n/"
     found+=("test/fuzz/corpus/$n/$(basename "$f")")
   done
   shopt -u nullglob
-  rc=$(cat "$build/artifacts/$n.rc")
+  rc=$(cat "$artifacts.rc")
   if ((rc != 0)); then
-    echo "fuzz.sh: $n stopped with exit $rc; its log: $build/artifacts/$n.log" >&2
-    tail -40 "$build/artifacts/$n.log" >&2
-    [[ ${#found[@]} -gt 0 ]] || found+=("(no input saved; see $build/artifacts/$n.log)")
+    echo "fuzz.sh: $n stopped with exit $rc; its log: $artifacts.log" >&2
+    tail -40 "$artifacts.log" >&2
+    [[ ${#found[@]} -gt 0 ]] || found+=("(no input saved; see $artifacts.log)")
   fi
 done
 
